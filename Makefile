@@ -1,0 +1,34 @@
+# simhash: PostgreSQL extension, built with PGXS.
+EXTENSION = simhash
+MODULE_big = simhash
+DATA = simhash--0.1.0.sql
+OBJS = src/type.o src/distance.o src/planner.o src/accum.o src/tokenize.o \
+       src/fingerprint.o
+
+# pg_regress suites, in order (sql/NAME.sql against expected/NAME.out)
+REGRESS = type distance rewrite fingerprint vectors security
+REGRESS_OPTS = --inputdir=. --outputdir=results
+
+# xxHash is used header-only (XXH_INLINE_ALL): libxxhash-dev at build time only
+PG_CPPFLAGS += -I$(srcdir)/src
+# extra warnings for our own code; CI adds -Werror through COPT
+PG_CFLAGS += -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# TAP suites (test/t/*.pl, PostgreSQL::Test::Cluster). initdb refuses root,
+# so run this as an ordinary user; TESTDIR must be writable by that user.
+TAP_TESTDIR ?= $(CURDIR)
+.PHONY: tapcheck
+tapcheck:
+	rm -rf '$(TAP_TESTDIR)/tmp_check' && mkdir -p '$(TAP_TESTDIR)/tmp_check'
+	TESTDIR='$(TAP_TESTDIR)' PATH="$(bindir):$$PATH" \
+	PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
+	$(PROVE) -I '$(top_srcdir)/src/test/perl' -I '$(srcdir)/test' $(PROVE_FLAGS) \
+		$(if $(PROVE_TESTS),$(PROVE_TESTS),'$(srcdir)'/test/t/*.pl)
+
+.PHONY: fuzz
+fuzz:
+	$(MAKE) -C test/fuzz

@@ -1,0 +1,287 @@
+/*
+ * planner.c
+ *		Planner support: rewrite radius comparisons on <~> into
+ *		hamming_within(), which an index can answer.
+ *
+ * "fp <~> q <= 3" parses as "(fp <~> q) <= 3"; the index key is buried in
+ * the left argument of a comparison, where the planner never looks for index
+ * conditions. The comparison operators between the simhash_distance domain
+ * and int2/int4/int8 therefore carry these support functions, which answer
+ * SupportRequestSimplify (also during generic planning) by replacing the
+ * comparison with a call of hamming_within(fp, q, radius): a boolean
+ * function with the key as a direct argument. See shared design note
+ * planner.md and README.md, "Why isn't my query using an index?".
+ */
+#include "simhash.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+typedef enum ShCmpKind
+{
+	SH_CMP_LT,
+	SH_CMP_LE,
+	SH_CMP_EQ,
+	SH_CMP_NE,
+	SH_CMP_GE,
+	SH_CMP_GT
+} ShCmpKind;
+
+/* OIDs of the extension's objects the rewrite builds calls of. */
+typedef struct ShCatalog
+{
+	Oid			simhash_type;
+	Oid			distance_fn;	/* hamming_distance(simhash, simhash) */
+	Oid			within_fn;		/* hamming_within(simhash, simhash, int4) */
+	Oid			radius_le_fn;	/* hamming_radius_le(int8) */
+	Oid			radius_lt_fn;	/* hamming_radius_lt(int8) */
+} ShCatalog;
+
+static Oid
+lookup_function(const char *nspname, const char *name, int nargs, Oid *argtypes)
+{
+	List	   *qualname = list_make2(makeString(pstrdup(nspname)),
+									  makeString(pstrdup(name)));
+
+	return LookupFuncName(qualname, nargs, argtypes, true);
+}
+
+/*
+ * Find the objects in the schema the comparison function lives in (the
+ * extension's schema). Looked up by name every time rather than cached:
+ * this runs once per comparison per planning, and a cache would go stale
+ * when the extension is dropped and created again.
+ */
+static bool
+lookup_catalog(Oid cmpfn, ShCatalog *cat)
+{
+	Oid			nsp = get_func_namespace(cmpfn);
+	char	   *nspname = get_namespace_name(nsp);
+	Oid			args[3];
+
+	if (nspname == NULL)
+		return false;
+	cat->simhash_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+										CStringGetDatum("simhash"),
+										ObjectIdGetDatum(nsp));
+	if (!OidIsValid(cat->simhash_type))
+		return false;
+	args[0] = args[1] = cat->simhash_type;
+	args[2] = INT4OID;
+	cat->distance_fn = lookup_function(nspname, "hamming_distance", 2, args);
+	cat->within_fn = lookup_function(nspname, "hamming_within", 3, args);
+	args[0] = INT8OID;
+	cat->radius_le_fn = lookup_function(nspname, "hamming_radius_le", 1, args);
+	cat->radius_lt_fn = lookup_function(nspname, "hamming_radius_lt", 1, args);
+	return OidIsValid(cat->distance_fn) && OidIsValid(cat->within_fn) &&
+		OidIsValid(cat->radius_le_fn) && OidIsValid(cat->radius_lt_fn);
+}
+
+/* Is node a call of hamming_distance (as <~> or by name)? Return its args. */
+static bool
+is_distance_call(Node *node, const ShCatalog *cat, List **args)
+{
+	if (IsA(node, OpExpr))
+	{
+		OpExpr	   *op = (OpExpr *) node;
+
+		set_opfuncid(op);
+		if (op->opfuncid == cat->distance_fn && list_length(op->args) == 2)
+		{
+			*args = op->args;
+			return true;
+		}
+	}
+	else if (IsA(node, FuncExpr))
+	{
+		FuncExpr   *fn = (FuncExpr *) node;
+
+		if (fn->funcid == cat->distance_fn && list_length(fn->args) == 2)
+		{
+			*args = fn->args;
+			return true;
+		}
+	}
+	return false;
+}
+
+static ShCmpKind
+commute(ShCmpKind kind)
+{
+	switch (kind)
+	{
+		case SH_CMP_LT:
+			return SH_CMP_GT;
+		case SH_CMP_LE:
+			return SH_CMP_GE;
+		case SH_CMP_GE:
+			return SH_CMP_LE;
+		case SH_CMP_GT:
+			return SH_CMP_LT;
+		default:
+			return kind;
+	}
+}
+
+/*
+ * The int4 radius expression for "distance <= bound" (strict_less false) or
+ * "distance < bound" (true). A constant bound is folded here; otherwise the
+ * bound goes through hamming_radius_le/lt(int8), which clamp it (and are
+ * strict, so a NULL bound still yields NULL). *isnull is set for a NULL
+ * constant bound.
+ */
+static Node *
+make_radius(Node *bound, bool strict_less, const ShCatalog *cat, bool *isnull)
+{
+	Oid			btype = getBaseType(exprType(bound));
+
+	*isnull = false;
+	if (IsA(bound, Const))
+	{
+		Const	   *c = (Const *) bound;
+		int64		v;
+
+		if (c->constisnull)
+		{
+			*isnull = true;
+			return NULL;
+		}
+		if (btype == INT2OID)
+			v = DatumGetInt16(c->constvalue);
+		else if (btype == INT4OID)
+			v = DatumGetInt32(c->constvalue);
+		else
+			v = DatumGetInt64(c->constvalue);
+		return (Node *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+								  Int32GetDatum(simhash_radius_from_bound(v, strict_less)),
+								  false, true);
+	}
+
+	if (btype == INT4OID && exprType(bound) != INT4OID)
+		bound = (Node *) makeRelabelType((Expr *) bound, INT4OID, -1,
+										 InvalidOid, COERCE_IMPLICIT_CAST);
+	/* hamming_within() handles any int4 radius, so "<= int4" needs no clamp */
+	if (btype == INT4OID && !strict_less)
+		return bound;
+	if (btype == INT2OID)
+		bound = (Node *) makeFuncExpr(F_INT8_INT2, INT8OID, list_make1(bound),
+									  InvalidOid, InvalidOid, COERCE_IMPLICIT_CAST);
+	else if (btype == INT4OID)
+		bound = (Node *) makeFuncExpr(F_INT8_INT4, INT8OID, list_make1(bound),
+									  InvalidOid, InvalidOid, COERCE_IMPLICIT_CAST);
+	return (Node *) makeFuncExpr(strict_less ? cat->radius_lt_fn : cat->radius_le_fn,
+								 INT4OID, list_make1(bound),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+static Node *
+make_within(List *distargs, Node *radius, const ShCatalog *cat)
+{
+	return (Node *) makeFuncExpr(cat->within_fn, BOOLOID,
+								 list_make3(linitial(distargs), lsecond(distargs), radius),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+static Node *
+simplify_comparison(SupportRequestSimplify *req, ShCmpKind kind)
+{
+	FuncExpr   *cmp = req->fcall;
+	ShCatalog	cat;
+	List	   *distargs;
+	Node	   *bound;
+	Node	   *le = NULL;
+	Node	   *lt = NULL;
+	bool		le_null = false;
+	bool		lt_null = false;
+
+	if (list_length(cmp->args) != 2 || !lookup_catalog(cmp->funcid, &cat))
+		return NULL;
+
+	if (is_distance_call(linitial(cmp->args), &cat, &distargs))
+		bound = lsecond(cmp->args);
+	else if (is_distance_call(lsecond(cmp->args), &cat, &distargs))
+	{
+		bound = linitial(cmp->args);
+		kind = commute(kind);
+	}
+	else
+		return NULL;			/* e.g. a stored distance column: leave it */
+
+	/*
+	 * = and <> need two within calls, which evaluates the fingerprints and
+	 * the bound twice: only do that when it cannot change the meaning.
+	 */
+	if ((kind == SH_CMP_EQ || kind == SH_CMP_NE) &&
+		(contain_volatile_functions((Node *) cmp->args) ||
+		 contain_subplans((Node *) cmp->args)))
+		return NULL;
+
+	if (kind != SH_CMP_LT && kind != SH_CMP_GE)
+		le = make_radius(bound, false, &cat, &le_null);
+	if (kind != SH_CMP_LE && kind != SH_CMP_GT)
+		lt = make_radius(bound, true, &cat, &lt_null);
+	if (le_null || lt_null)
+		return (Node *) makeBoolConst(false, true);		/* NULL bound */
+
+	switch (kind)
+	{
+		case SH_CMP_LE:			/* d <= k */
+			return make_within(distargs, le, &cat);
+		case SH_CMP_LT:			/* d <= k - 1 */
+			return make_within(distargs, lt, &cat);
+		case SH_CMP_GT:			/* NOT d <= k */
+			return (Node *) makeBoolExpr(NOT_EXPR,
+										 list_make1(make_within(distargs, le, &cat)), -1);
+		case SH_CMP_GE:			/* NOT d <= k - 1 */
+			return (Node *) makeBoolExpr(NOT_EXPR,
+										 list_make1(make_within(distargs, lt, &cat)), -1);
+		case SH_CMP_EQ:			/* d <= k AND NOT d <= k - 1 */
+			return (Node *) makeBoolExpr(AND_EXPR,
+										 list_make2(make_within(distargs, le, &cat),
+													makeBoolExpr(NOT_EXPR,
+																 list_make1(make_within(copyObject(distargs), lt, &cat)),
+																 -1)),
+										 -1);
+		case SH_CMP_NE:			/* NOT d <= k OR d <= k - 1 */
+			return (Node *) makeBoolExpr(OR_EXPR,
+										 list_make2(makeBoolExpr(NOT_EXPR,
+																 list_make1(make_within(distargs, le, &cat)),
+																 -1),
+													make_within(copyObject(distargs), lt, &cat)),
+										 -1);
+	}
+	return NULL;
+}
+
+static Node *
+distance_cmp_support(Node *rawreq, ShCmpKind kind)
+{
+	if (IsA(rawreq, SupportRequestSimplify))
+		return simplify_comparison((SupportRequestSimplify *) rawreq, kind);
+	return NULL;
+}
+
+/* One support function per comparison, so each knows which one it serves. */
+#define DISTANCE_CMP_SUPPORT(name, kind) \
+PG_FUNCTION_INFO_V1(name); \
+Datum \
+name(PG_FUNCTION_ARGS) \
+{ \
+	PG_RETURN_POINTER(distance_cmp_support((Node *) PG_GETARG_POINTER(0), kind)); \
+}
+
+DISTANCE_CMP_SUPPORT(simhash_distance_lt_support, SH_CMP_LT)
+DISTANCE_CMP_SUPPORT(simhash_distance_le_support, SH_CMP_LE)
+DISTANCE_CMP_SUPPORT(simhash_distance_eq_support, SH_CMP_EQ)
+DISTANCE_CMP_SUPPORT(simhash_distance_ne_support, SH_CMP_NE)
+DISTANCE_CMP_SUPPORT(simhash_distance_ge_support, SH_CMP_GE)
+DISTANCE_CMP_SUPPORT(simhash_distance_gt_support, SH_CMP_GT)

@@ -1,0 +1,75 @@
+/*
+ * simhash.h
+ *		Declarations shared by the simhash extension's C modules.
+ */
+#ifndef SIMHASH_H
+#define SIMHASH_H
+
+#include "postgres.h"
+#include "fmgr.h"
+
+#include "compat.h"
+
+/* A fingerprint is a uint64 carried in a pass-by-value int8-sized Datum. */
+typedef uint64 SimHash;
+
+#define DatumGetSimHash(d)		((SimHash) DatumGetInt64(d))
+#define SimHashGetDatum(v)		Int64GetDatum((int64) (v))
+#define PG_GETARG_SIMHASH(n)	DatumGetSimHash(PG_GETARG_DATUM(n))
+#define PG_RETURN_SIMHASH(v)	return SimHashGetDatum(v)
+
+#define SIMHASH_BITS 64
+
+/* Hamming distance between two fingerprints: 0..64. */
+static inline int
+simhash_hamming(SimHash a, SimHash b)
+{
+	return pg_popcount64(a ^ b);
+}
+
+/* distance.c */
+extern int32 simhash_radius_from_bound(int64 bound, bool strict_less);
+
+/* ---- feature hashing and accumulation (accum.c) ---- */
+
+/*
+ * Seed of XXH3-64 for every feature hash. Part of the fingerprint
+ * specification: never change it.
+ */
+#define SIMHASH_XXH3_SEED 0
+
+extern uint64 sh_feature_hash(const char *feature, size_t len);
+
+/*
+ * Unit-weight accumulator for text features: counts, for each bit position,
+ * how many features have that hash bit set. Exact (integer) arithmetic.
+ */
+typedef struct ShCountAccum
+{
+	uint64		lanes[8];		/* 8 byte-wide counters per lane */
+	int			inlanes;		/* features added since the last flush */
+	int64		ones[SIMHASH_BITS];
+	int64		nfeatures;
+} ShCountAccum;
+
+extern void sh_count_init(ShCountAccum *acc);
+extern void sh_count_add(ShCountAccum *acc, uint64 hash);
+extern bool sh_count_result(ShCountAccum *acc, SimHash *result);
+
+/* Weighted accumulator: signed sums of weights per bit position. */
+typedef struct ShWeightAccum
+{
+	float8		sums[SIMHASH_BITS];
+	float8		total;			/* sum of all weights, to detect overflow */
+	int64		npositive;		/* features with a weight > 0 */
+} ShWeightAccum;
+
+extern void sh_weight_init(ShWeightAccum *acc);
+extern void sh_weight_add(ShWeightAccum *acc, uint64 hash, float8 weight);
+extern void sh_weight_check(float8 weight);
+extern bool sh_weight_result(const ShWeightAccum *acc, SimHash *result);
+
+/* ---- text helpers (fingerprint.c) ---- */
+extern char *sh_text_to_utf8(text *t, size_t *len);
+
+#endif							/* SIMHASH_H */

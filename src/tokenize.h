@@ -1,0 +1,32 @@
+/*
+ * tokenize.h
+ *		The simhash tokeniser: UTF-8 text in, features (byte strings) out.
+ *
+ * This module has no server dependencies beyond palloc and PostgreSQL's
+ * Unicode normaliser, so the fuzz harness links it outside the server.
+ * The rules it implements are the fingerprint specification in README.md;
+ * any change to its output changes stored fingerprints.
+ */
+#ifndef SIMHASH_TOKENIZE_H
+#define SIMHASH_TOKENIZE_H
+
+#include <stddef.h>
+
+/* Which features a document is turned into. */
+typedef enum ShFeatureKind
+{
+	SH_FEATURES_WORDS = 0,		/* n consecutive tokens (n = 1: words) */
+	SH_FEATURES_CHARS = 1		/* n consecutive characters */
+} ShFeatureKind;
+
+/* Bounds of the n in word n-grams (shingles) and character n-grams. */
+#define SH_MIN_NGRAM 1
+#define SH_MAX_NGRAM 32
+
+/* Called once per feature occurrence, in document order. */
+typedef void (*ShEmitFn) (void *arg, const char *feature, size_t len);
+
+extern void sh_tokenize(const char *text, size_t len, ShFeatureKind kind,
+						int size, ShEmitFn emit, void *arg);
+
+#endif							/* SIMHASH_TOKENIZE_H */
