@@ -18,6 +18,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS does not track header dependencies; every object depends on our headers
+$(OBJS): $(wildcard src/*.h)
+
 # TAP suites (test/t/*.pl, PostgreSQL::Test::Cluster). initdb refuses root,
 # so run this as an ordinary user; TESTDIR must be writable by that user.
 TAP_TESTDIR ?= $(CURDIR)

@@ -22,11 +22,15 @@ sh_feature_hash(const char *feature, size_t len)
 }
 
 /*
- * Unit weights, exact integers. Instead of 64 separate additions per
- * feature we spread each hash byte into a uint64 holding eight 0/1 bytes (a
- * 256-entry table) and add it to a lane of eight byte counters; every 255
- * features the byte counters are flushed into 64-bit totals before they
- * could overflow. That is 8 additions per feature instead of 64.
+ * Unit weights, exact integers: we need, for each of the 64 bit positions,
+ * how many feature hashes have that bit set. Adding 64 counters per feature
+ * would dominate the run time, so hashes are buffered and counted 16 at a
+ * time with a Harley-Seal carry-save adder tree: the planes ones, twos,
+ * fours and eights hold bit-sliced partial counts (bit i of "fours" is worth
+ * 4 at position i), and only the carry out of the tree, worth 16, is spread
+ * into per-position byte counters (a 256-entry table turns a hash byte into
+ * eight 0/1 bytes). That is about 5 logic operations per feature. Byte
+ * counters are flushed into 64-bit totals before they can overflow.
  */
 static uint64 byte_spread[256];
 static bool byte_spread_ready = false;
@@ -54,28 +58,99 @@ sh_count_init(ShCountAccum *acc)
 	memset(acc, 0, sizeof(*acc));
 }
 
-static void
-count_flush(ShCountAccum *acc)
-{
-	for (int lane = 0; lane < 8; lane++)
-	{
-		uint64		v = acc->lanes[lane];
+/* carry-save adder: (*hi, *lo) = a + b + c, bit by bit */
+#define CSA(hi, lo, a, b, c) \
+	do { \
+		uint64		u_ = (a) ^ (b); \
+		uint64		a_ = (a), b_ = (b), c_ = (c); \
+		(hi) = (a_ & b_) | (u_ & c_); \
+		(lo) = u_ ^ c_; \
+	} while (0)
 
+/* Add 1 at every position set in word, into the byte counters. */
+static inline void
+lanes_add(ShCountAccum *acc, uint64 word)
+{
+	for (int i = 0; i < 8; i++)
+		acc->lanes[i] += byte_spread[(word >> (8 * i)) & 0xFF];
+	if (++acc->inlanes == 255)
+	{
+		/* byte j of lanes[i] counts sixteens at position 8i + j */
 		for (int i = 0; i < 8; i++)
-			acc->ones[lane * 8 + i] += (v >> (8 * i)) & 0xFF;
-		acc->lanes[lane] = 0;
+		{
+			for (int j = 0; j < 8; j++)
+				acc->totals[8 * i + j] += 16 * (int64) ((acc->lanes[i] >> (8 * j)) & 0xFF);
+			acc->lanes[i] = 0;
+		}
+		acc->inlanes = 0;
 	}
-	acc->inlanes = 0;
+}
+
+static void
+count_pending(ShCountAccum *acc)
+{
+	const uint64 *d = acc->pending;
+	uint64		ones = acc->ones,
+				twos = acc->twos,
+				fours = acc->fours,
+				eights = acc->eights;
+	uint64		twosA,
+				twosB,
+				foursA,
+				foursB,
+				eightsA,
+				eightsB,
+				sixteens;
+
+	CSA(twosA, ones, ones, d[0], d[1]);
+	CSA(twosB, ones, ones, d[2], d[3]);
+	CSA(foursA, twos, twos, twosA, twosB);
+	CSA(twosA, ones, ones, d[4], d[5]);
+	CSA(twosB, ones, ones, d[6], d[7]);
+	CSA(foursB, twos, twos, twosA, twosB);
+	CSA(eightsA, fours, fours, foursA, foursB);
+	CSA(twosA, ones, ones, d[8], d[9]);
+	CSA(twosB, ones, ones, d[10], d[11]);
+	CSA(foursA, twos, twos, twosA, twosB);
+	CSA(twosA, ones, ones, d[12], d[13]);
+	CSA(twosB, ones, ones, d[14], d[15]);
+	CSA(foursB, twos, twos, twosA, twosB);
+	CSA(eightsB, fours, fours, foursA, foursB);
+	CSA(sixteens, eights, eights, eightsA, eightsB);
+
+	acc->ones = ones;
+	acc->twos = twos;
+	acc->fours = fours;
+	acc->eights = eights;
+	acc->npending = 0;
+	lanes_add(acc, sixteens);
+}
+
+static inline void
+count_add(ShCountAccum *acc, uint64 hash)
+{
+	acc->pending[acc->npending++] = hash;
+	acc->nfeatures++;
+	if (acc->npending == lengthof(acc->pending))
+		count_pending(acc);
 }
 
 void
 sh_count_add(ShCountAccum *acc, uint64 hash)
 {
-	for (int lane = 0; lane < 8; lane++)
-		acc->lanes[lane] += byte_spread[(hash >> (8 * lane)) & 0xFF];
-	acc->nfeatures++;
-	if (++acc->inlanes == 255)
-		count_flush(acc);
+	count_add(acc, hash);
+}
+
+/*
+ * ShEmitFn for the tokeniser: hash a feature and count it, all inlined.
+ * XXH3_64bits() is by definition XXH3_64bits_withSeed() with seed 0, and
+ * skips the seed handling.
+ */
+StaticAssertDecl(SIMHASH_XXH3_SEED == 0, "the fast path assumes seed 0");
+void
+sh_count_emit(void *arg, const char *feature, size_t len)
+{
+	count_add((ShCountAccum *) arg, (uint64) XXH3_64bits(feature, len));
 }
 
 /* Returns false when there were no features (the caller returns NULL). */
@@ -84,13 +159,21 @@ sh_count_result(ShCountAccum *acc, SimHash *result)
 {
 	SimHash		fp = 0;
 
-	count_flush(acc);
 	if (acc->nfeatures == 0)
 		return false;
 	for (int i = 0; i < SIMHASH_BITS; i++)
 	{
+		int64		ones = acc->totals[i];
+
+		/* what the adder tree and the byte counters still hold */
+		ones += 16 * (int64) ((acc->lanes[i / 8] >> (8 * (i % 8))) & 0xFF);
+		ones += 8 * ((acc->eights >> i) & 1) + 4 * ((acc->fours >> i) & 1) +
+			2 * ((acc->twos >> i) & 1) + ((acc->ones >> i) & 1);
+		for (int j = 0; j < acc->npending; j++)
+			ones += (acc->pending[j] >> i) & 1;
+
 		/* sum = ones - zeros = 2 * ones - n; bit set when sum > 0 */
-		if (2 * acc->ones[i] > acc->nfeatures)
+		if (2 * ones > acc->nfeatures)
 			fp |= UINT64CONST(1) << i;
 	}
 	*result = fp;

@@ -92,12 +92,6 @@ parse_text_args(FunctionCallInfo fcinfo, ShFeatureKind *kind, int *size)
 
 /* ---- simhash(text [, features [, size]]) ---- */
 
-static void
-emit_to_count(void *arg, const char *feature, size_t len)
-{
-	sh_count_add((ShCountAccum *) arg, sh_feature_hash(feature, len));
-}
-
 PG_FUNCTION_INFO_V1(simhash_text);
 Datum
 simhash_text(PG_FUNCTION_ARGS)
@@ -113,7 +107,7 @@ simhash_text(PG_FUNCTION_ARGS)
 	parse_text_args(fcinfo, &kind, &size);
 	utf8 = sh_text_to_utf8(doc, &len);
 	sh_count_init(&acc);
-	sh_tokenize(utf8, len, kind, size, emit_to_count, &acc);
+	sh_tokenize(utf8, len, kind, size, sh_count_emit, &acc);
 	if (!sh_count_result(&acc, &result))
 		PG_RETURN_NULL();		/* no features: no fingerprint */
 	PG_RETURN_SIMHASH(result);

@@ -46,14 +46,21 @@ extern uint64 sh_feature_hash(const char *feature, size_t len);
  */
 typedef struct ShCountAccum
 {
-	uint64		lanes[8];		/* 8 byte-wide counters per lane */
-	int			inlanes;		/* features added since the last flush */
-	int64		ones[SIMHASH_BITS];
+	uint64		pending[16];	/* hashes not yet added, see accum.c */
+	int			npending;
+	uint64		ones,			/* carry-save planes: bit i of "twos" */
+				twos,			/* is worth 2 at position i, and so on */
+				fours,
+				eights;
+	uint64		lanes[8];		/* byte counters of sixteens, 8 per word */
+	int			inlanes;		/* additions to lanes since the last flush */
+	int64		totals[SIMHASH_BITS];
 	int64		nfeatures;
 } ShCountAccum;
 
 extern void sh_count_init(ShCountAccum *acc);
 extern void sh_count_add(ShCountAccum *acc, uint64 hash);
+extern void sh_count_emit(void *arg, const char *feature, size_t len);
 extern bool sh_count_result(ShCountAccum *acc, SimHash *result);
 
 /* Weighted accumulator: signed sums of weights per bit position. */

@@ -347,15 +347,88 @@ feed_char(ShTokenizer *t, pg_wchar c)
 		feed_ngram_char(t, c, cls);
 }
 
+/*
+ * ASCII in words mode is by far the commonest input, so it has its own loop:
+ * whole runs of word characters are lowered and copied into the token at
+ * once. The two tables are derived from the Unicode tables at first use, so
+ * the rules stay in one place.
+ */
+static bool ascii_ready = false;
+static char ascii_word_folded[128];	/* folded char, or 0 for a separator */
+
+static void
+init_ascii_tables(void)
+{
+	for (int c = 0; c < 128; c++)
+	{
+		uint8		cls = char_class(c);
+
+		/* ASCII has only word characters and separators */
+		Assert((cls & SH_CLS_MASK) == SH_CLS_WORD || (cls & SH_CLS_MASK) == SH_CLS_SEP);
+		if ((cls & SH_CLS_MASK) == SH_CLS_WORD)
+			ascii_word_folded[c] = (char) ((cls & SH_CLS_FOLD) ? fold_char(c) : c);
+		else
+			ascii_word_folded[c] = 0;
+	}
+	ascii_ready = true;
+}
+
+static void
+feed_ascii_words(ShTokenizer *t, const unsigned char *s, size_t len)
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		char		f = ascii_word_folded[s[i]];
+
+		if (f != 0)
+		{
+			char	   *dst;
+			size_t		n;
+
+			if (t->tokstate == TOK_SINGLE)
+				end_token(t);
+			/* room for the rest of this ASCII run: no check per character */
+			if (t->toklen + (len - i) > t->tokcap)
+				grow_buffer(&t->tok, &t->tokcap, t->toklen + (len - i));
+			dst = t->tok;
+			n = t->toklen;
+			do
+			{
+				dst[n++] = f;
+				i++;
+			} while (i < len && (f = ascii_word_folded[s[i]]) != 0);
+			t->toklen = n;
+			t->tokstate = TOK_WORD;
+		}
+		else
+		{
+			end_token(t);
+			i++;
+		}
+	}
+}
+
 /* ASCII needs no normalisation: feed it straight through. */
 static void
 feed_ascii(ShTokenizer *t, const unsigned char *s, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
+	size_t		done = 0;
+
+	while (done < len)
 	{
-		if ((i & (INTERRUPT_INTERVAL - 1)) == INTERRUPT_INTERVAL - 1)
-			CHECK_FOR_INTERRUPTS();
-		feed_char(t, s[i]);
+		size_t		n = Min(len - done, INTERRUPT_INTERVAL);
+
+		CHECK_FOR_INTERRUPTS();
+		if (t->kind == SH_FEATURES_WORDS)
+			feed_ascii_words(t, s + done, n);
+		else
+		{
+			for (size_t i = 0; i < n; i++)
+				feed_char(t, s[done + i]);
+		}
+		done += n;
 	}
 }
 
@@ -439,6 +512,8 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 	size_t		i = 0;
 
 	Assert(size >= SH_MIN_NGRAM && size <= SH_MAX_NGRAM);
+	if (!ascii_ready)
+		init_ascii_tables();
 	memset(&t, 0, sizeof(t));
 	t.kind = kind;
 	t.n = size;
@@ -450,6 +525,16 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 		size_t		j = i;
 		size_t		segstart;
 
+		/* skip ASCII eight bytes at a time */
+		while (j + 8 <= len)
+		{
+			uint64		w;
+
+			memcpy(&w, s + j, sizeof(w));
+			if (w & UINT64CONST(0x8080808080808080))
+				break;
+			j += 8;
+		}
 		while (j < len && s[j] < 0x80)
 			j++;
 		if (j == len)

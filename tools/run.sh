@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# run.sh: the two entry points of this repository, for a fresh Debian 12 machine as root.
+#
+#   bash tools/run.sh demo [DIR]   install what is missing, build and install the extension,
+#                                  start a scratch PostgreSQL, fingerprint a real corpus and
+#                                  print its near-duplicate groups (default corpus: Debian's
+#                                  /usr/share/doc/*/copyright and /usr/share/common-licenses/*;
+#                                  DIR replaces it with every regular file under DIR)
+#   bash tools/run.sh test         the same set-up, then every test suite; exits non-zero on
+#                                  any failure (this is what .ci/run calls)
+#
+# Both are idempotent. The scratch server lives in $SIMHASH_RUN_DIR (default /tmp/simhash-run),
+# listens on port $SIMHASH_PORT (default 54329, Unix socket only) and is stopped at exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_MAJOR=15
+PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
+RUN_DIR=${SIMHASH_RUN_DIR:-/tmp/simhash-run}
+PORT=${SIMHASH_PORT:-54329}
+DB=simhash_demo
+
+log() { printf '\n==> %s\n' "$*"; }
+
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "run.sh: run as root (it installs packages and runs PostgreSQL as the postgres user)" >&2
+		exit 1
+	fi
+}
+
+# Debian packages everything here needs: server and PGXS, xxHash headers, TAP modules,
+# fuzzing (clang with libFuzzer runtime), valgrind, and python3 with xxhash + Unicode data
+# for the reference implementation of the fingerprint specification.
+PACKAGES=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib
+	libxxhash-dev libipc-run-perl make gcc clang libclang-rt-dev valgrind
+	python3 python3-xxhash unicode-data)
+
+install_packages() {
+	local missing=()
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		log "installing ${missing[*]}"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+}
+
+build() {
+	log "building and installing the extension (-Werror)"
+	make -C "$ROOT" -s clean
+	make -C "$ROOT" -s COPT='-Werror'
+	make -C "$ROOT" -s install
+}
+
+pg() { runuser -u postgres -- "$@"; }
+
+start_server() {
+	mkdir -p "$RUN_DIR"
+	chown postgres "$RUN_DIR"
+	if [ -f "$RUN_DIR/data/postmaster.pid" ]; then
+		pg "$PGBIN/pg_ctl" -D "$RUN_DIR/data" -m fast stop >/dev/null 2>&1 || true
+	fi
+	if [ ! -f "$RUN_DIR/data/PG_VERSION" ]; then
+		log "creating a scratch cluster in $RUN_DIR/data"
+		pg "$PGBIN/initdb" -D "$RUN_DIR/data" -E UTF8 --locale=C.UTF-8 -A trust >/dev/null
+	fi
+	log "starting PostgreSQL on port $PORT (socket in $RUN_DIR)"
+	pg "$PGBIN/pg_ctl" -D "$RUN_DIR/data" -l "$RUN_DIR/server.log" -w \
+		-o "-p $PORT -k $RUN_DIR -c listen_addresses=''" start >/dev/null
+	trap stop_server EXIT
+	export PGHOST=$RUN_DIR PGPORT=$PORT PGUSER=postgres
+}
+
+stop_server() {
+	pg "$PGBIN/pg_ctl" -D "$RUN_DIR/data" -m fast stop >/dev/null 2>&1 || true
+}
+
+psql_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+# Emit COPY text rows (path, body) for every regular, readable text file given on stdin.
+corpus_copy() {
+	python3 -c '
+import sys
+def esc(s):
+    return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+for path in sys.stdin.read().split("\0"):
+    if not path:
+        continue
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        body = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        continue
+    if "\0" in body:
+        continue
+    sys.stdout.write(esc(path) + "\t" + esc(body) + "\n")
+'
+}
+
+demo() {
+	local dir=${1:-}
+	log "loading the corpus"
+	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+	psql_db <<'SQL'
+CREATE EXTENSION simhash;
+CREATE TABLE docs (
+    id   bigserial PRIMARY KEY,
+    path text NOT NULL,
+    body text NOT NULL,
+    fp   simhash GENERATED ALWAYS AS (simhash(body)) STORED
+);
+SQL
+	if [ -n "$dir" ]; then
+		find "$dir" -type f -print0
+	else
+		{ find /usr/share/doc -mindepth 2 -maxdepth 2 -name copyright -type f -print0
+		  find /usr/share/common-licenses -type f -print0; }
+	fi | corpus_copy | psql_db -c "\\copy docs (path, body) FROM STDIN"
+	psql_db -c "ANALYZE docs"
+	psql_db -At -c "SELECT format('%s documents, %s MB of text, %s without fingerprint (no words)',
+	                   count(*), round(sum(octet_length(body)) / 1e6, 1), count(*) - count(fp)) FROM docs"
+
+	log "near-duplicate groups (within 3 bits; connected components of the pairs)"
+	echo "(no index yet: pairs come from a plain self-join that compares every pair of fingerprints)"
+	psql_db <<'SQL'
+\pset footer off
+CREATE TEMP TABLE pairs AS
+    SELECT a.id AS a, b.id AS b, a.fp <~> b.fp AS bits
+    FROM docs a JOIN docs b ON a.id < b.id
+    WHERE a.fp <~> b.fp <= 3;
+-- connected components: every document reaches the smallest id of its component
+CREATE TEMP TABLE comp AS
+WITH RECURSIVE edge(x, y) AS (
+    SELECT a, b FROM pairs UNION SELECT b, a FROM pairs
+), reach(id, root) AS (
+    SELECT x, x FROM edge
+    UNION
+    SELECT e.y, r.root FROM reach r JOIN edge e ON e.x = r.id
+)
+SELECT id, min(root) AS grp FROM reach GROUP BY id;
+SELECT count(*) AS groups, sum(n) AS documents_in_groups,
+       (SELECT count(*) FROM pairs) AS pairs
+FROM (SELECT grp, count(*) n FROM comp GROUP BY grp) g;
+SELECT g.size, d.path AS representative,
+       (SELECT format('%s ~ %s: %s bits', pd.path, qd.path, p.bits)
+          FROM pairs p JOIN docs pd ON pd.id = p.a JOIN docs qd ON qd.id = p.b
+          JOIN comp c ON c.id = p.a
+         WHERE c.grp = g.grp ORDER BY p.bits DESC, p.a, p.b LIMIT 1) AS example_pair
+FROM (SELECT grp, count(*) AS size FROM comp GROUP BY grp) g
+JOIN docs d ON d.id = g.grp
+ORDER BY g.size DESC, d.path
+LIMIT 25;
+SQL
+}
+
+# Each suite: name, then the command. Failures are counted, not fatal, so every suite runs.
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+suite() {
+	local name=$1
+	shift
+	log "suite: $name"
+	if "$@"; then
+		PASSED=$((PASSED + 1))
+	else
+		FAILED=$((FAILED + 1))
+		FAILED_NAMES+=("$name")
+	fi
+}
+
+regress() {
+	if make -C "$ROOT" -s installcheck; then
+		return 0
+	fi
+	[ -f "$ROOT/regression.diffs" ] && cat "$ROOT/regression.diffs"
+	return 1
+}
+
+# TAP suites run as postgres (initdb refuses root) from a copy of the tree that user can read.
+tap() {
+	local dir=$RUN_DIR/tap
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp -a "$ROOT/." "$dir/src"
+	chown -R postgres "$dir"
+	pg make -C "$dir/src" -s tapcheck TAP_TESTDIR="$dir" PROVE_FLAGS='--timer'
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		for f in "$dir"/tmp_check/log/regress_log_*; do
+			[ -f "$f" ] && { echo "---- $f (tail)"; tail -n 40 "$f"; }
+		done
+	fi
+	return $rc
+}
+
+run_tests() {
+	suite "pg_regress" regress
+	suite "TAP" tap
+	suite "reference vectors" python3 "$ROOT/test/reference/check_vectors.py"
+	suite "fuzz and valgrind" bash "$ROOT/test/run_fuzz.sh" "${SIMHASH_FUZZ_SECONDS:-30}"
+	log "summary"
+	[ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed suites: ${FAILED_NAMES[*]}"
+	echo "suites: $PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+}
+
+main() {
+	local cmd=${1:-}
+	shift || true
+	case "$cmd" in
+		demo | test) ;;
+		*)
+			echo "usage: bash tools/run.sh demo [DIR] | test" >&2
+			exit 2
+			;;
+	esac
+	need_root
+	install_packages
+	build
+	start_server
+	if [ "$cmd" = demo ]; then
+		demo "$@"
+	else
+		run_tests
+	fi
+}
+
+main "$@"
