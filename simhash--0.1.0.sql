@@ -184,9 +184,14 @@ CREATE OPERATOR @extschema@.<-> (
     LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash,
     FUNCTION = @extschema@.hamming, COMMUTATOR = OPERATOR(@extschema@.<->));
 
+-- answers the planner's index-condition and selectivity requests for hamming_within
+CREATE FUNCTION @extschema@.simhash_within_support(pg_catalog.internal) RETURNS pg_catalog.internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION @extschema@.hamming_within(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
     RETURNS pg_catalog.bool
-    AS 'MODULE_PATHNAME', 'simhash_hamming_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+    AS 'MODULE_PATHNAME', 'simhash_hamming_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+    SUPPORT @extschema@.simhash_within_support;
 COMMENT ON FUNCTION @extschema@.hamming_within(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
     IS 'true when two fingerprints differ in at most the given number of bits';
 
@@ -331,3 +336,82 @@ CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text, weight pg_cata
     SERIALFUNC = @extschema@.simhash_agg_serialize,
     DESERIALFUNC = @extschema@.simhash_agg_deserialize,
     PARALLEL = SAFE);
+
+-- ---------------------------------------------------------------------------
+-- The simhash index access method (multi-index hashing)
+--
+-- hamming_ball(q, r) is the query operand: a fingerprint and a radius.
+-- "fp <@ hamming_ball(q, r)" is what the index answers; the planner builds
+-- it from hamming_within(fp, q, r), itself rewritten from fp <~> q <= r.
+-- ---------------------------------------------------------------------------
+
+CREATE TYPE @extschema@.hamming_ball;
+
+CREATE FUNCTION @extschema@.hamming_ball_in(pg_catalog.cstring) RETURNS @extschema@.hamming_ball
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.hamming_ball_out(@extschema@.hamming_ball) RETURNS pg_catalog.cstring
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.hamming_ball_recv(pg_catalog.internal) RETURNS @extschema@.hamming_ball
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.hamming_ball_send(@extschema@.hamming_ball) RETURNS pg_catalog.bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE @extschema@.hamming_ball (
+    INPUT = @extschema@.hamming_ball_in,
+    OUTPUT = @extschema@.hamming_ball_out,
+    RECEIVE = @extschema@.hamming_ball_recv,
+    SEND = @extschema@.hamming_ball_send,
+    INTERNALLENGTH = 16,
+    ALIGNMENT = double,
+    STORAGE = plain
+);
+COMMENT ON TYPE @extschema@.hamming_ball IS 'a fingerprint and a radius: the fingerprints within that many bits';
+
+CREATE FUNCTION @extschema@.hamming_ball(@extschema@.simhash, pg_catalog.int4) RETURNS @extschema@.hamming_ball
+    AS 'MODULE_PATHNAME', 'hamming_ball_make' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION @extschema@.hamming_ball_contains(@extschema@.simhash, @extschema@.hamming_ball)
+    RETURNS pg_catalog.bool
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION @extschema@.hamming_ball_contained(@extschema@.hamming_ball, @extschema@.simhash)
+    RETURNS pg_catalog.bool
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION @extschema@.hamming_ball_sel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int4)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.hamming_ball_joinsel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int2, pg_catalog.internal)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR @extschema@.<@ (
+    LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.hamming_ball,
+    FUNCTION = @extschema@.hamming_ball_contains,
+    COMMUTATOR = OPERATOR(@extschema@.@>),
+    RESTRICT = @extschema@.hamming_ball_sel, JOIN = @extschema@.hamming_ball_joinsel);
+CREATE OPERATOR @extschema@.@> (
+    LEFTARG = @extschema@.hamming_ball, RIGHTARG = @extschema@.simhash,
+    FUNCTION = @extschema@.hamming_ball_contained,
+    COMMUTATOR = OPERATOR(@extschema@.<@),
+    RESTRICT = @extschema@.hamming_ball_sel, JOIN = @extschema@.hamming_ball_joinsel);
+
+CREATE FUNCTION @extschema@.mih_handler(pg_catalog.internal) RETURNS pg_catalog.index_am_handler
+    AS 'MODULE_PATHNAME' LANGUAGE C;
+
+CREATE ACCESS METHOD simhash TYPE INDEX HANDLER @extschema@.mih_handler;
+COMMENT ON ACCESS METHOD simhash IS 'multi-index hashing over blocks of 64-bit fingerprints: exact Hamming-radius search';
+
+CREATE OPERATOR CLASS @extschema@.simhash_ops
+    DEFAULT FOR TYPE @extschema@.simhash USING simhash AS
+        OPERATOR 1 @extschema@.<@ (@extschema@.simhash, @extschema@.hamming_ball);
+
+-- looking inside an index (debugging, tests)
+CREATE FUNCTION @extschema@.simhash_index_info(index pg_catalog.regclass,
+    OUT version pg_catalog.int4, OUT blocks pg_catalog.int4, OUT block_masks @extschema@.simhash[],
+    OUT runs pg_catalog.int4, OUT run_entries pg_catalog.int8[],
+    OUT pending_entries pg_catalog.int8, OUT pending_pages pg_catalog.int8,
+    OUT retired pg_catalog.int4)
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.simhash_index_pages(index pg_catalog.regclass,
+    OUT blkno pg_catalog.int8, OUT type pg_catalog.text, OUT "table" pg_catalog.int4,
+    OUT level pg_catalog.int4, OUT items pg_catalog.int4, OUT next pg_catalog.int8)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;

@@ -26,6 +26,8 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "mih/mih.h"
+
 typedef enum ShCmpKind
 {
 	SH_CMP_LT,
@@ -285,3 +287,146 @@ DISTANCE_CMP_SUPPORT(simhash_distance_eq_support, SH_CMP_EQ)
 DISTANCE_CMP_SUPPORT(simhash_distance_ne_support, SH_CMP_NE)
 DISTANCE_CMP_SUPPORT(simhash_distance_ge_support, SH_CMP_GE)
 DISTANCE_CMP_SUPPORT(simhash_distance_gt_support, SH_CMP_GT)
+
+/* ---- hamming_within(a, b, r): index conditions and selectivity ---- */
+
+/* OIDs the index condition needs, in the schema of hamming_within. */
+static bool
+lookup_ball(Oid withinfn, Oid *balltype, Oid *ballfn)
+{
+	Oid			nsp = get_func_namespace(withinfn);
+	char	   *nspname = get_namespace_name(nsp);
+	Oid			args[2];
+
+	if (nspname == NULL)
+		return false;
+	*balltype = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+								CStringGetDatum("hamming_ball"), ObjectIdGetDatum(nsp));
+	if (!OidIsValid(*balltype))
+		return false;
+	args[0] = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+							  CStringGetDatum("simhash"), ObjectIdGetDatum(nsp));
+	args[1] = INT4OID;
+	*ballfn = lookup_function(nspname, "hamming_ball", 2, args);
+	return OidIsValid(*ballfn);
+}
+
+/*
+ * hamming_within(a, b, r) with a (or b) an index key of a simhash index
+ * becomes "key <@ hamming_ball(other, r)". Which side is the key is decided
+ * here, per index, so a join can drive the index from either side.
+ */
+static List *
+within_index_condition(SupportRequestIndexCondition *req)
+{
+	FuncExpr   *fn;
+	Node	   *key;
+	Node	   *other;
+	Node	   *radius;
+	Oid			keytype;
+	Oid			balltype;
+	Oid			ballfn;
+	Oid			opno;
+	Expr	   *ball;
+	OpExpr	   *op;
+
+	if (!IsA(req->node, FuncExpr) || req->indexarg > 1)
+		return NIL;
+	fn = (FuncExpr *) req->node;
+	if (list_length(fn->args) != 3)
+		return NIL;
+	key = list_nth(fn->args, req->indexarg);
+	other = list_nth(fn->args, 1 - req->indexarg);
+	radius = lthird(fn->args);
+	keytype = exprType(key);
+
+	if (!lookup_ball(fn->funcid, &balltype, &ballfn))
+		return NIL;
+	opno = get_opfamily_member(req->opfamily, keytype, balltype, MIH_STRATEGY_WITHIN);
+	if (!OidIsValid(opno))
+		return NIL;				/* not our index (a btree on fp, say) */
+
+	/* the other operands must be computable before the index scan */
+	if (bms_is_member(req->index->rel->relid, pull_varnos(req->root, other)) ||
+		bms_is_member(req->index->rel->relid, pull_varnos(req->root, radius)) ||
+		contain_volatile_functions(other) || contain_volatile_functions(radius))
+		return NIL;
+
+	if (IsA(other, Const) && IsA(radius, Const))
+	{
+		Const	   *c = (Const *) other;
+		Const	   *r = (Const *) radius;
+
+		if (c->constisnull || r->constisnull)
+			ball = (Expr *) makeNullConst(balltype, -1, InvalidOid);
+		else
+		{
+			HammingBall *hb = palloc0(sizeof(HammingBall));
+
+			hb->center = DatumGetSimHash(c->constvalue);
+			hb->radius = DatumGetInt32(r->constvalue);
+			ball = (Expr *) makeConst(balltype, -1, InvalidOid, sizeof(HammingBall),
+									  PointerGetDatum(hb), false, false);
+		}
+	}
+	else
+		ball = (Expr *) makeFuncExpr(ballfn, balltype, list_make2(other, radius),
+									 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+
+	op = (OpExpr *) make_opclause(opno, BOOLOID, false, (Expr *) key, ball,
+								  InvalidOid, InvalidOid);
+	op->opfuncid = get_opcode(opno);
+	req->lossy = false;			/* the index checks the whole distance */
+	return list_make1(op);
+}
+
+static Selectivity
+within_selectivity(SupportRequestSelectivity *req)
+{
+	Node	   *a;
+	Node	   *b;
+	Node	   *r;
+	int			radius = 3;
+
+	if (list_length(req->args) != 3)
+		return hamming_within_prob(radius);
+	a = estimate_expression_value(req->root, linitial(req->args));
+	b = estimate_expression_value(req->root, lsecond(req->args));
+	r = estimate_expression_value(req->root, lthird(req->args));
+	if (IsA(r, Const))
+	{
+		if (((Const *) r)->constisnull)
+			return 0;
+		radius = DatumGetInt32(((Const *) r)->constvalue);
+	}
+	if (!req->is_join)
+	{
+		if (IsA(b, Const) && !IsA(a, Const))
+			return ((Const *) b)->constisnull ? 0 :
+				mih_within_selectivity(req->root, a, req->varRelid,
+									   DatumGetSimHash(((Const *) b)->constvalue), radius);
+		if (IsA(a, Const) && !IsA(b, Const))
+			return ((Const *) a)->constisnull ? 0 :
+				mih_within_selectivity(req->root, b, req->varRelid,
+									   DatumGetSimHash(((Const *) a)->constvalue), radius);
+	}
+	return hamming_within_prob(radius);
+}
+
+PG_FUNCTION_INFO_V1(simhash_within_support);
+Datum
+simhash_within_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(rawreq, SupportRequestIndexCondition))
+		PG_RETURN_POINTER(within_index_condition((SupportRequestIndexCondition *) rawreq));
+	if (IsA(rawreq, SupportRequestSelectivity))
+	{
+		SupportRequestSelectivity *req = (SupportRequestSelectivity *) rawreq;
+
+		req->selectivity = within_selectivity(req);
+		PG_RETURN_POINTER(req);
+	}
+	PG_RETURN_POINTER(NULL);
+}

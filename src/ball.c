@@ -1,0 +1,174 @@
+/*
+ * ball.c
+ *		The hamming_ball type: a fingerprint and a radius, the query operand
+ *		of "fp <@ hamming_ball(q, r)", which is what the simhash index
+ *		answers and what the planner turns "fp <~> q <= r" into.
+ *
+ * Text form: 16 hex digits, a slash and the radius, e.g. 0123456789abcdef/3,
+ * so that EXPLAIN shows a recognisable Index Cond.
+ */
+#include "simhash.h"
+
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+#include "optimizer/optimizer.h"
+#include "utils/selfuncs.h"
+
+#include "hexfmt.h"
+#include "mih/mih.h"
+
+static HammingBall *
+make_ball(SimHash center, int32 radius)
+{
+	HammingBall *ball = palloc0(sizeof(HammingBall));
+
+	ball->center = center;
+	ball->radius = radius;
+	return ball;
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_in);
+Datum
+hamming_ball_in(PG_FUNCTION_ARGS)
+{
+	char	   *str = PG_GETARG_CSTRING(0);
+	char	   *slash = strchr(str, '/');
+	char		hex[SH_HEX_DIGITS + 3];
+	uint64_t	center;
+	char	   *end;
+	long		radius;
+
+	if (slash == NULL || slash - str > (long) sizeof(hex) - 1)
+		goto bad;
+	memcpy(hex, str, slash - str);
+	hex[slash - str] = '\0';
+	if (!sh_parse_hex(hex, &center))
+		goto bad;
+	errno = 0;
+	radius = strtol(slash + 1, &end, 10);
+	if (end == slash + 1 || *end != '\0' || errno != 0 ||
+		radius < PG_INT32_MIN || radius > PG_INT32_MAX)
+		goto bad;
+	PG_RETURN_POINTER(make_ball(center, (int32) radius));
+
+bad:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid input syntax for type hamming_ball: \"%s\"", str),
+			 errdetail("A hamming_ball is a simhash (16 hexadecimal digits), a slash and an integer radius, e.g. 0123456789abcdef/3.")));
+	PG_RETURN_NULL();
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_out);
+Datum
+hamming_ball_out(PG_FUNCTION_ARGS)
+{
+	HammingBall *ball = DatumGetHammingBall(PG_GETARG_DATUM(0));
+	char		hex[SH_HEX_DIGITS + 1];
+
+	sh_format_hex(ball->center, hex);
+	PG_RETURN_CSTRING(psprintf("%s/%d", hex, ball->radius));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_recv);
+Datum
+hamming_ball_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	SimHash		center = (SimHash) pq_getmsgint64(buf);
+	int32		radius = pq_getmsgint(buf, 4);
+
+	PG_RETURN_POINTER(make_ball(center, radius));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_send);
+Datum
+hamming_ball_send(PG_FUNCTION_ARGS)
+{
+	HammingBall *ball = DatumGetHammingBall(PG_GETARG_DATUM(0));
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, (int64) ball->center);
+	pq_sendint32(&buf, ball->radius);
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_make);
+Datum
+hamming_ball_make(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_POINTER(make_ball(PG_GETARG_SIMHASH(0), PG_GETARG_INT32(1)));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_contains);
+Datum
+hamming_ball_contains(PG_FUNCTION_ARGS)
+{
+	SimHash		fp = PG_GETARG_SIMHASH(0);
+	HammingBall *ball = DatumGetHammingBall(PG_GETARG_DATUM(1));
+
+	PG_RETURN_BOOL(simhash_hamming(fp, ball->center) <= ball->radius);
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_contained);
+Datum
+hamming_ball_contained(PG_FUNCTION_ARGS)
+{
+	HammingBall *ball = DatumGetHammingBall(PG_GETARG_DATUM(0));
+	SimHash		fp = PG_GETARG_SIMHASH(1);
+
+	PG_RETURN_BOOL(simhash_hamming(fp, ball->center) <= ball->radius);
+}
+
+/*
+ * Restriction selectivity of fp <@ ball (either order of the operands):
+ * from the column's statistics when the ball is a constant.
+ */
+PG_FUNCTION_INFO_V1(hamming_ball_sel);
+Datum
+hamming_ball_sel(PG_FUNCTION_ARGS)
+{
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	int			varRelid = PG_GETARG_INT32(3);
+	Node	   *left;
+	Node	   *right;
+	Node	   *var;
+	Node	   *other;
+
+	if (list_length(args) != 2)
+		PG_RETURN_FLOAT8(hamming_within_prob(3));
+	left = estimate_expression_value(root, linitial(args));
+	right = estimate_expression_value(root, lsecond(args));
+	if (IsA(right, Const))
+	{
+		var = left;
+		other = right;
+	}
+	else
+	{
+		var = right;
+		other = left;
+	}
+	if (IsA(other, Const))
+	{
+		Const	   *c = (Const *) other;
+		HammingBall *ball;
+
+		if (c->constisnull)
+			PG_RETURN_FLOAT8(0.0);
+		ball = DatumGetHammingBall(c->constvalue);
+		PG_RETURN_FLOAT8(mih_within_selectivity(root, var, varRelid,
+												ball->center, ball->radius));
+	}
+	PG_RETURN_FLOAT8(hamming_within_prob(3));
+}
+
+/* Join selectivity: two independent fingerprints within a typical radius. */
+PG_FUNCTION_INFO_V1(hamming_ball_joinsel);
+Datum
+hamming_ball_joinsel(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(hamming_within_prob(3));
+}

@@ -1,0 +1,287 @@
+/*
+ * mih.h
+ *		The "simhash" index access method: multi-index hashing over
+ *		block-partitioned 64-bit fingerprints. Shared declarations.
+ *
+ * Structure (see README.md, "The index", and shared design note index-am.md):
+ *
+ * - Block 0 is the metapage: options frozen at build (number of blocks m and
+ *   their bit masks), the list of runs, the pending list, and pages waiting
+ *   to be recycled.
+ * - A run is immutable once written: for each table j (one per block) a
+ *   static B+tree whose leaves hold every entry (fingerprint, heap TID) of
+ *   the run sorted by (fp & mask[j], fp). Entries whose block j equals a
+ *   probe value are therefore contiguous and found by one descent.
+ * - Inserts append to the pending list, scanned linearly by every search.
+ *   When it passes its limit, its sealed pages become a new run, and runs
+ *   of similar size are merged (an LSM tree, size-tiered), so N rows need
+ *   O(log N) runs; VACUUM merges further.
+ * - A search of radius r probes, in every run and table j, each value within
+ *   s = floor(r / m) bits of the query's block j (pigeonhole: a match within
+ *   r bits has at least one such block), checks each candidate's full
+ *   distance inside the index, and reports a candidate only from the first
+ *   table whose block is within s bits, so every match comes back once.
+ *
+ * Every page change is WAL-logged through GenericXLog, except pages written
+ * by CREATE INDEX, which are logged in bulk with log_newpage_range.
+ */
+#ifndef SIMHASH_MIH_H
+#define SIMHASH_MIH_H
+
+#include "simhash.h"
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "access/relscan.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "nodes/tidbitmap.h"
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+
+/* ---- limits and defaults ---- */
+#define MIH_MAGIC				0x4D494831	/* "MIH1" */
+#define MIH_VERSION				1
+#define MIH_METAPAGE_BLKNO		0
+#define MIH_MIN_BLOCKS			1
+#define MIH_MAX_BLOCKS			16
+#define MIH_DEFAULT_BLOCKS		4
+#define MIH_MIN_PENDING_LIMIT	64
+#define MIH_MAX_PENDING_LIMIT	(1024 * 1024)
+#define MIH_DEFAULT_PENDING_LIMIT 4096
+#define MIH_MAX_RUNS			48
+#define MIH_MAX_RETIRED			48
+/* a search enumerating more probe values than this reads whole tables */
+#define MIH_MAX_PROBES			4096
+/* an insert merges inline only while the merge stays this small */
+#define MIH_MAX_INLINE_MERGE	(1024 * 1024)
+
+/* ---- page types (MihPageOpaque.type) ---- */
+#define MIH_PAGE_META		1
+#define MIH_PAGE_PENDING	2
+#define MIH_PAGE_RUNHEAD	3
+#define MIH_PAGE_LEAF		4
+#define MIH_PAGE_INNER		5
+#define MIH_PAGE_FREE		6
+
+/* identifies our pages for tools such as pg_filedump */
+#define MIH_PAGE_ID			0xFF93
+
+typedef struct MihPageOpaqueData
+{
+	BlockNumber next;			/* pending: next page; leaf: right sibling */
+	uint16		type;			/* MIH_PAGE_* */
+	uint16		table;			/* leaf/inner: which table (block) */
+	uint16		level;			/* inner: 1 = just above the leaves */
+	uint16		page_id;		/* MIH_PAGE_ID */
+} MihPageOpaqueData;
+
+typedef MihPageOpaqueData *MihPageOpaque;
+
+#define MihPageGetOpaque(page) ((MihPageOpaque) PageGetSpecialPointer(page))
+
+/*
+ * An entry: the fingerprint (8 bytes, unaligned) and the heap TID, packed
+ * to 14 bytes. A dead entry has an invalid TID.
+ */
+typedef struct MihEntry
+{
+	uint8		fp[8];
+	ItemPointerData tid;
+} MihEntry;
+
+/* An inner B+tree item: the first key (masked fingerprint) below child. */
+typedef struct MihInnerItem
+{
+	uint8		key[8];
+	BlockNumber child;
+} MihInnerItem;
+
+static inline SimHash
+mih_entry_fp(const MihEntry *e)
+{
+	SimHash		v;
+
+	memcpy(&v, e->fp, sizeof(v));
+	return v;
+}
+
+static inline void
+mih_entry_set(MihEntry *e, SimHash fp, ItemPointer tid)
+{
+	memcpy(e->fp, &fp, sizeof(fp));
+	e->tid = *tid;
+}
+
+static inline uint64
+mih_inner_key(const MihInnerItem *it)
+{
+	uint64		v;
+
+	memcpy(&v, it->key, sizeof(v));
+	return v;
+}
+
+#define MIH_PAGE_CONTENT_SIZE \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(MihPageOpaqueData)))
+#define MIH_ENTRIES_PER_PAGE	((int) (MIH_PAGE_CONTENT_SIZE / sizeof(MihEntry)))
+#define MIH_INNER_PER_PAGE		((int) (MIH_PAGE_CONTENT_SIZE / sizeof(MihInnerItem)))
+
+/* items on pending, leaf and inner pages sit right after the page header */
+#define MihPageGetEntries(page) ((MihEntry *) PageGetContents(page))
+#define MihPageGetInner(page)	((MihInnerItem *) PageGetContents(page))
+/* the number of items is kept in pd_lower, so GenericXLog skips the hole */
+#define MihPageGetNItems(page, itemsize) \
+	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / (itemsize)))
+#define MihPageSetNItems(page, n, itemsize) \
+	(((PageHeader) (page))->pd_lower = MAXALIGN(SizeOfPageHeaderData) + (n) * (itemsize))
+
+/* ---- run header page ---- */
+typedef struct MihRunHeader
+{
+	uint64		serial;			/* unique in the index, increasing */
+	int64		nentries;		/* entries in each table, dead included */
+	int64		ndead;			/* entries marked dead by VACUUM */
+	uint32		npages;			/* pages of the run, header included */
+	uint16		ntables;
+	uint16		height[MIH_MAX_BLOCKS]; /* 0: the root is a leaf */
+	BlockNumber root[MIH_MAX_BLOCKS];
+	BlockNumber first_leaf[MIH_MAX_BLOCKS];
+} MihRunHeader;
+
+#define MihPageGetRunHeader(page) ((MihRunHeader *) PageGetContents(page))
+
+/* ---- metapage ---- */
+
+/* Pages waiting until no scan can still read them. */
+typedef struct MihRetired
+{
+	BlockNumber head;			/* a run header, or the first pending page */
+	BlockNumber pending_stop;	/* pending chain: first page NOT retired */
+	bool		is_run;
+} MihRetired;
+
+typedef struct MihMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	uint16		nblocks;		/* m: number of blocks (tables) */
+	uint16		nruns;
+	uint16		nretired;
+	uint64		masks[MIH_MAX_BLOCKS];	/* bits of each block, disjoint */
+	BlockNumber pending_head;	/* InvalidBlockNumber when empty */
+	BlockNumber pending_tail;
+	int64		pending_entries;	/* in the whole pending list */
+	uint32		pending_pages;
+	uint64		next_serial;
+	int64		inserts_since_merge;
+	BlockNumber runs[MIH_MAX_RUNS]; /* run header blocks */
+	int64		run_entries[MIH_MAX_RUNS];	/* copy of each run's nentries */
+	MihRetired	retired[MIH_MAX_RETIRED];
+} MihMetaPageData;
+
+#define MihPageGetMeta(page) ((MihMetaPageData *) PageGetContents(page))
+
+/* ---- options (reloptions) ---- */
+typedef struct MihOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			blocks;			/* m, frozen into the metapage at build */
+	int			pending_limit;	/* entries before the pending list is merged */
+} MihOptions;
+
+/* ---- the query: a hamming_ball (fingerprint and radius) ---- */
+typedef struct HammingBall
+{
+	SimHash		center;
+	int32		radius;
+	int32		pad;			/* keeps the struct 16 bytes, zeroed */
+} HammingBall;
+
+#define DatumGetHammingBall(d)	((HammingBall *) DatumGetPointer(d))
+
+/* strategy number of fp <@ ball in the operator class */
+#define MIH_STRATEGY_WITHIN		1
+#define MIH_NSTRATEGIES			1
+
+/* ---- mih_page.c: page utilities ---- */
+extern void mih_init_page(Page page, uint16 type, uint16 table, uint16 level);
+extern Buffer mih_new_buffer(Relation index);
+extern void mih_init_metapage(Page page, int nblocks);
+extern void mih_default_masks(int nblocks, uint64 *masks);
+extern MihOptions *mih_get_options(Relation index);
+extern void mih_check_metapage(Relation index, Page metapage);
+extern void mih_mark_free(Relation index, Buffer buf);
+
+/* ---- mih_run.c: writing, merging and retiring runs ---- */
+typedef struct MihRunWriter MihRunWriter;
+
+/* pages are GenericXLog-logged one by one, or (build) not at all */
+extern MihRunWriter *mih_run_writer_begin(Relation index, int nblocks,
+										  const uint64 *masks, bool wal);
+extern void mih_run_writer_table(MihRunWriter *w, int table);
+extern void mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid);
+extern void mih_run_writer_end_table(MihRunWriter *w);
+extern BlockNumber mih_run_writer_finish(MihRunWriter *w, uint64 serial, int64 *nentries);
+
+extern void mih_sort_entries(MihEntry *entries, int64 n, uint64 mask);
+extern BlockNumber mih_write_run_from_array(Relation index, int nblocks,
+											const uint64 *masks, MihEntry *entries,
+											int64 n, uint64 serial, bool wal);
+extern BlockNumber mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
+								  const BlockNumber *runs, int nruns,
+								  MihEntry *extra, int64 nextra,
+								  uint64 serial, bool wal, int64 *nentries);
+extern void mih_free_run_pages(Relation index, BlockNumber runhead);
+extern bool mih_flush_and_merge(Relation index, bool from_vacuum, bool wait);
+extern void mih_recycle_retired(Relation index, bool wait);
+
+/* iterate the leaves of table j of a run, in key order */
+typedef struct MihLeafIter
+{
+	Relation	index;
+	BlockNumber next;
+	int			pos;
+	int			nitems;
+	MihEntry   *entries;		/* copy of the current leaf's entries */
+} MihLeafIter;
+
+extern void mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf);
+extern MihEntry *mih_leaf_iter_next(MihLeafIter *it);
+extern void mih_leaf_iter_end(MihLeafIter *it);
+
+/* ---- AM callbacks ---- */
+extern IndexBuildResult *mih_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void mih_buildempty(Relation index);
+extern bool mih_insert(Relation index, Datum *values, bool *isnull,
+					   ItemPointer ht_ctid, Relation heapRel,
+					   IndexUniqueCheck checkUnique, bool indexUnchanged,
+					   IndexInfo *indexInfo);
+extern IndexBulkDeleteResult *mih_bulkdelete(IndexVacuumInfo *info,
+											 IndexBulkDeleteResult *stats,
+											 IndexBulkDeleteCallback callback,
+											 void *callback_state);
+extern IndexBulkDeleteResult *mih_vacuumcleanup(IndexVacuumInfo *info,
+												IndexBulkDeleteResult *stats);
+extern void mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							 Cost *indexStartupCost, Cost *indexTotalCost,
+							 Selectivity *indexSelectivity, double *indexCorrelation,
+							 double *indexPages);
+extern bytea *mih_options(Datum reloptions, bool validate);
+extern bool mih_validate(Oid opclassoid);
+extern IndexScanDesc mih_beginscan(Relation index, int nkeys, int norderbys);
+extern void mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+					   ScanKey orderbys, int norderbys);
+extern bool mih_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 mih_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void mih_endscan(IndexScanDesc scan);
+extern char *mih_buildphasename(int64 phasenum);
+
+/* ---- mih_cost.c: shared with the planner support ---- */
+extern double mih_probes_per_table(int blockbits, int s);
+extern double hamming_within_prob(int radius);
+extern double mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
+									 SimHash center, int radius);
+
+#endif							/* SIMHASH_MIH_H */

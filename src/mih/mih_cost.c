@@ -1,0 +1,218 @@
+/*
+ * mih_cost.c
+ *		Cost and selectivity estimates for radius searches.
+ *
+ * Cost follows the structure: for each run and each of the m tables, one
+ * B+tree descent per probe value (all values within s = r / m bits of the
+ * query's block), the leaf entries holding those values, and the pending
+ * list read whole. When the probes would outnumber MIH_MAX_PROBES the scan
+ * reads table 0 whole, and so does the estimate.
+ *
+ * Selectivity of "fp within r bits of q" comes from the column's statistics
+ * when q is a constant: the share of the most common values and histogram
+ * bounds (a sample of the column) within r bits; it never goes below the
+ * probability that two independent random fingerprints are within r bits.
+ */
+#include "mih.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "catalog/pg_statistic.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+
+/* P(distance <= radius) for two independent uniform 64-bit fingerprints. */
+double
+hamming_within_prob(int radius)
+{
+	double		total = 0;
+	double		c = 1;			/* C(64, i) */
+
+	if (radius < 0)
+		return 0;
+	if (radius >= SIMHASH_BITS)
+		return 1;
+	for (int i = 0; i <= radius; i++)
+	{
+		total += c;
+		c = c * (SIMHASH_BITS - i) / (i + 1);
+	}
+	return total / 18446744073709551616.0;	/* 2^64 */
+}
+
+/*
+ * Selectivity of "var within radius bits of center" from the column's
+ * statistics; the binomial floor when there are none.
+ */
+double
+mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
+					   SimHash center, int radius)
+{
+	VariableStatData vardata;
+	double		floor = hamming_within_prob(radius);
+	double		sel = floor;
+
+	if (radius < 0)
+		return 0;
+	if (radius >= SIMHASH_BITS)
+		return 1;
+	examine_variable(root, var, varRelid, &vardata);
+	if (HeapTupleIsValid(vardata.statsTuple))
+	{
+		Form_pg_statistic stats = (Form_pg_statistic) GETSTRUCT(vardata.statsTuple);
+		AttStatsSlot mcv;
+		AttStatsSlot hist;
+		double		mcvfrac = 0;
+		double		mcvmatch = 0;
+		double		histmatch = -1;
+
+		if (get_attstatsslot(&mcv, vardata.statsTuple, STATISTIC_KIND_MCV,
+							 InvalidOid, ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS))
+		{
+			for (int i = 0; i < mcv.nvalues; i++)
+			{
+				mcvfrac += mcv.numbers[i];
+				if (simhash_hamming(DatumGetSimHash(mcv.values[i]), center) <= radius)
+					mcvmatch += mcv.numbers[i];
+			}
+			free_attstatsslot(&mcv);
+		}
+		if (get_attstatsslot(&hist, vardata.statsTuple, STATISTIC_KIND_HISTOGRAM,
+							 InvalidOid, ATTSTATSSLOT_VALUES))
+		{
+			int			n = 0;
+
+			for (int i = 0; i < hist.nvalues; i++)
+				if (simhash_hamming(DatumGetSimHash(hist.values[i]), center) <= radius)
+					n++;
+			if (hist.nvalues > 0)
+				histmatch = (double) n / hist.nvalues;
+			free_attstatsslot(&hist);
+		}
+		sel = mcvmatch;
+		if (histmatch >= 0)
+			sel += histmatch * Max(0.0, 1.0 - mcvfrac - stats->stanullfrac);
+		sel = Max(sel, floor);
+	}
+	ReleaseVariableStats(vardata);
+	CLAMP_PROBABILITY(sel);
+	return sel;
+}
+
+/* The radius of an index qual "fp <@ ball" when it is known at plan time. */
+static int
+qual_radius(Node *ballarg, bool *known)
+{
+	*known = false;
+	if (IsA(ballarg, Const) && !((Const *) ballarg)->constisnull)
+	{
+		*known = true;
+		return DatumGetHammingBall(((Const *) ballarg)->constvalue)->radius;
+	}
+	if (IsA(ballarg, FuncExpr) && list_length(((FuncExpr *) ballarg)->args) == 2)
+	{
+		Node	   *r = lsecond(((FuncExpr *) ballarg)->args);
+
+		if (IsA(r, Const) && !((Const *) r)->constisnull)
+		{
+			*known = true;
+			return DatumGetInt32(((Const *) r)->constvalue);
+		}
+	}
+	return 3;					/* a typical near-duplicate radius */
+}
+
+void
+mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				 Cost *indexStartupCost, Cost *indexTotalCost,
+				 Selectivity *indexSelectivity, double *indexCorrelation,
+				 double *indexPages)
+{
+	IndexOptInfo *index = path->indexinfo;
+	GenericCosts costs;
+	Relation	rel;
+	Buffer		metabuf;
+	MihMetaPageData meta;
+	double		ntuples = Max(index->tuples, 1);
+	int			radius = SIMHASH_BITS;
+	double		pages = 0;		/* leaf and pending pages, read at random */
+	double		seqpages = 0;	/* leaves read in order (full scan) */
+	double		descents = 0;	/* inner pages, nearly always cached */
+	double		examined = 0;
+	double		spc_random_page_cost;
+	double		spc_seq_page_cost;
+	ListCell   *lc;
+
+	MemSet(&costs, 0, sizeof(costs));
+	genericcostestimate(root, path, loop_count, &costs);
+
+	/* the smallest radius among the index quals is the one probed */
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Expr	   *clause = rinfo->clause;
+			bool		known;
+
+			if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+				radius = Min(radius, qual_radius(lsecond(((OpExpr *) clause)->args), &known));
+		}
+	}
+
+	rel = relation_open(index->indexoid, AccessShareLock);
+	metabuf = ReadBuffer(rel, MIH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	memcpy(&meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
+	UnlockReleaseBuffer(metabuf);
+	relation_close(rel, AccessShareLock);
+
+	if (radius < 0)
+		;						/* nothing to read but the metapage */
+	else
+	{
+		int			m = Max(meta.nblocks, 1);
+		int			s = radius / m;
+		double		blockbits = (double) SIMHASH_BITS / m;
+		double		probes = mih_probes_per_table((int) blockbits, s);
+		int			nruns = Max(meta.nruns, 1);
+		double		perrun = ntuples / nruns;
+
+		pages += meta.pending_pages;
+		examined += meta.pending_entries;
+		if (radius >= SIMHASH_BITS || probes > MIH_MAX_PROBES)
+		{
+			seqpages += ntuples / MIH_ENTRIES_PER_PAGE + nruns;
+			examined += ntuples;
+		}
+		else
+		{
+			double		height = 1 + Max(0.0, ceil(log(perrun / MIH_ENTRIES_PER_PAGE + 1) /
+												   log(MIH_INNER_PER_PAGE)));
+			double		perprobe = perrun / pow(2.0, blockbits);
+
+			/* one descent per probe, then the leaves the probe value fills */
+			descents += nruns * m * probes * (height - 1);
+			pages += nruns * m * probes * (1 + perprobe / MIH_ENTRIES_PER_PAGE);
+			examined += nruns * m * probes * perprobe;
+		}
+	}
+
+	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost,
+							  &spc_seq_page_cost);
+	*indexStartupCost = 0;
+	*indexTotalCost = pages * spc_random_page_cost + seqpages * spc_seq_page_cost +
+		(descents + examined) * cpu_operator_cost +
+		costs.numIndexTuples * cpu_index_tuple_cost;
+	*indexSelectivity = costs.indexSelectivity;
+	*indexCorrelation = 0;
+	*indexPages = Max(pages + seqpages, 1);
+}

@@ -1,0 +1,88 @@
+/*
+ * mih_insert.c
+ *		Inserting into the simhash index: append (fingerprint, TID) once to
+ *		the pending list, and merge the list into a run when it is full.
+ *
+ * The metapage is locked exclusively for the append, which serialises
+ * inserts on it (like GIN's fast-update list) but keeps each one to a
+ * single small WAL record covering the metapage and the tail page.
+ */
+#include "mih.h"
+
+bool
+mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
+		   IndexInfo *indexInfo)
+{
+	SimHash		fp;
+	Buffer		metabuf;
+	Buffer		tailbuf = InvalidBuffer;
+	Buffer		newbuf = InvalidBuffer;
+	Page		metapage;
+	MihMetaPageData *meta;
+	GenericXLogState *state;
+	Page		target;
+	int			n;
+	bool		merge;
+
+	/* a NULL fingerprint matches nothing: it is not indexed */
+	if (isnull[0])
+		return false;
+	fp = DatumGetSimHash(values[0]);
+
+	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+
+	if (meta->pending_tail != InvalidBlockNumber)
+	{
+		tailbuf = ReadBuffer(index, meta->pending_tail);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (MihPageGetNItems(BufferGetPage(tailbuf), sizeof(MihEntry)) >= MIH_ENTRIES_PER_PAGE)
+			newbuf = mih_new_buffer(index);
+	}
+	else
+		newbuf = mih_new_buffer(index);
+
+	state = GenericXLogStart(index);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	meta = MihPageGetMeta(metapage);
+	if (newbuf != InvalidBuffer)
+	{
+		target = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		mih_init_page(target, MIH_PAGE_PENDING, 0, 0);
+		if (tailbuf != InvalidBuffer)
+		{
+			Page		tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+			MihPageGetOpaque(tailpage)->next = BufferGetBlockNumber(newbuf);
+		}
+		else
+			meta->pending_head = BufferGetBlockNumber(newbuf);
+		meta->pending_tail = BufferGetBlockNumber(newbuf);
+		meta->pending_pages++;
+	}
+	else
+		target = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+	n = MihPageGetNItems(target, sizeof(MihEntry));
+	mih_entry_set(&MihPageGetEntries(target)[n], fp, ht_ctid);
+	MihPageSetNItems(target, n + 1, sizeof(MihEntry));
+	meta->pending_entries++;
+	meta->inserts_since_merge++;
+	merge = meta->pending_entries >= mih_get_options(index)->pending_limit &&
+		meta->pending_pages >= 2;
+	GenericXLogFinish(state);
+
+	if (newbuf != InvalidBuffer)
+		UnlockReleaseBuffer(newbuf);
+	if (tailbuf != InvalidBuffer)
+		UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(metabuf);
+
+	/* if another backend is merging already, it will be done soon enough */
+	if (merge)
+		mih_flush_and_merge(index, false, false);
+	return false;
+}

@@ -1,0 +1,157 @@
+/*
+ * mih_inspect.c
+ *		Looking inside a simhash index, for debugging and for tests:
+ *		simhash_index_info() summarises the metapage and the runs,
+ *		simhash_index_pages() lists every page with its type.
+ */
+#include "mih.h"
+
+#include "access/relation.h"
+#include "catalog/pg_am.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+/* Open an index and check it is a simhash index the caller may read. */
+static Relation
+open_simhash_index(Oid indexoid)
+{
+	Relation	index = relation_open(indexoid, AccessShareLock);
+	AclResult	aclresult;
+
+	if (index->rd_rel->relkind != RELKIND_INDEX ||
+		index->rd_indam == NULL || index->rd_indam->ambuild != mih_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+	aclresult = pg_class_aclcheck(index->rd_index->indrelid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(index->rd_index->indrelid));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	return index;
+}
+
+static const char *
+page_type_name(uint16 type)
+{
+	switch (type)
+	{
+		case MIH_PAGE_META:
+			return "meta";
+		case MIH_PAGE_PENDING:
+			return "pending";
+		case MIH_PAGE_RUNHEAD:
+			return "run header";
+		case MIH_PAGE_LEAF:
+			return "leaf";
+		case MIH_PAGE_INNER:
+			return "inner";
+		case MIH_PAGE_FREE:
+			return "free";
+		default:
+			return "unknown";
+	}
+}
+
+PG_FUNCTION_INFO_V1(simhash_index_pages);
+Datum
+simhash_index_pages(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index = open_simhash_index(PG_GETARG_OID(0));
+	BlockNumber nblocks;
+
+	InitMaterializedSRF(fcinfo, 0);
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (BlockNumber blk = 0; blk < nblocks; blk++)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Page		page;
+		Datum		values[6];
+		bool		nulls[6] = {false, false, false, false, false, false};
+		MihPageOpaque opaque;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		values[0] = Int64GetDatum(blk);
+		if (PageIsNew(page))
+		{
+			values[1] = CStringGetTextDatum("new");
+			nulls[2] = nulls[3] = nulls[4] = nulls[5] = true;
+		}
+		else
+		{
+			opaque = MihPageGetOpaque(page);
+			values[1] = CStringGetTextDatum(page_type_name(opaque->type));
+			values[2] = Int32GetDatum(opaque->table);
+			values[3] = Int32GetDatum(opaque->level);
+			if (opaque->type == MIH_PAGE_LEAF || opaque->type == MIH_PAGE_PENDING)
+				values[4] = Int32GetDatum(MihPageGetNItems(page, sizeof(MihEntry)));
+			else if (opaque->type == MIH_PAGE_INNER)
+				values[4] = Int32GetDatum(MihPageGetNItems(page, sizeof(MihInnerItem)));
+			else
+				nulls[4] = true;
+			if (opaque->next == InvalidBlockNumber)
+				nulls[5] = true;
+			else
+				values[5] = Int64GetDatum(opaque->next);
+		}
+		UnlockReleaseBuffer(buf);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(index, AccessShareLock);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(simhash_index_info);
+Datum
+simhash_index_info(PG_FUNCTION_ARGS)
+{
+	Relation	index = open_simhash_index(PG_GETARG_OID(0));
+	Buffer		metabuf;
+	MihMetaPageData meta;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {false, false, false, false, false, false, false, false};
+	Datum	   *runsizes;
+	Datum	   *masks;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	memcpy(&meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
+	UnlockReleaseBuffer(metabuf);
+
+	runsizes = palloc(Max(meta.nruns, 1) * sizeof(Datum));
+	for (int i = 0; i < meta.nruns; i++)
+		runsizes[i] = Int64GetDatum(meta.run_entries[i]);
+	masks = palloc(meta.nblocks * sizeof(Datum));
+	for (int j = 0; j < meta.nblocks; j++)
+		masks[j] = SimHashGetDatum(meta.masks[j]);
+
+	values[0] = Int32GetDatum(meta.version);
+	values[1] = Int32GetDatum(meta.nblocks);
+	/* simhash[]: the element type comes from the declared result */
+	values[2] = PointerGetDatum(construct_array(masks, meta.nblocks,
+												get_element_type(TupleDescAttr(tupdesc, 2)->atttypid),
+												sizeof(SimHash), true, TYPALIGN_DOUBLE));
+	values[3] = Int32GetDatum(meta.nruns);
+	values[4] = PointerGetDatum(construct_array(runsizes, meta.nruns, INT8OID, 8, true,
+												TYPALIGN_DOUBLE));
+	values[5] = Int64GetDatum(meta.pending_entries);
+	values[6] = Int64GetDatum(meta.pending_pages);
+	values[7] = Int32GetDatum(meta.nretired);
+	relation_close(index, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,176 @@
+/*
+ * mih_page.c
+ *		Page utilities of the simhash index: page initialisation, getting a
+ *		new page (recycled or by extension), the metapage and options.
+ */
+#include "mih.h"
+
+#include "access/reloptions.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+
+void
+mih_init_page(Page page, uint16 type, uint16 table, uint16 level)
+{
+	MihPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(MihPageOpaqueData));
+	opaque = MihPageGetOpaque(page);
+	opaque->next = InvalidBlockNumber;
+	opaque->type = type;
+	opaque->table = table;
+	opaque->level = level;
+	opaque->page_id = MIH_PAGE_ID;
+}
+
+/*
+ * A new, exclusively locked buffer: a page the free space map offers if it
+ * really is free (the map is only a hint), else a new page at the end.
+ * The caller initialises it.
+ */
+Buffer
+mih_new_buffer(Relation index)
+{
+	Buffer		buf;
+	bool		needLock;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+		Page		page;
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(index, blkno);
+		/* someone else may have taken it: only a conditional lock */
+		if (ConditionalLockBuffer(buf))
+		{
+			page = BufferGetPage(buf);
+			if (PageIsNew(page) ||
+				(MihPageGetOpaque(page)->type == MIH_PAGE_FREE))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	needLock = !RELATION_IS_LOCAL(index);
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+/*
+ * Default bit masks: bit i belongs to block i mod m. Interleaving rather
+ * than contiguous ranges spreads the common skew of real fingerprints (many
+ * documents sharing the same top bits) over all blocks, so no block value
+ * collects a large share of the rows.
+ */
+void
+mih_default_masks(int nblocks, uint64 *masks)
+{
+	for (int j = 0; j < nblocks; j++)
+	{
+		masks[j] = 0;
+		for (int i = j; i < SIMHASH_BITS; i += nblocks)
+			masks[j] |= UINT64CONST(1) << i;
+	}
+}
+
+void
+mih_init_metapage(Page page, int nblocks)
+{
+	MihMetaPageData *meta;
+
+	mih_init_page(page, MIH_PAGE_META, 0, 0);
+	meta = MihPageGetMeta(page);
+	memset(meta, 0, sizeof(MihMetaPageData));
+	meta->magic = MIH_MAGIC;
+	meta->version = MIH_VERSION;
+	meta->nblocks = nblocks;
+	mih_default_masks(nblocks, meta->masks);
+	meta->pending_head = InvalidBlockNumber;
+	meta->pending_tail = InvalidBlockNumber;
+	meta->next_serial = 1;
+	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihMetaPageData);
+}
+
+void
+mih_check_metapage(Relation index, Page metapage)
+{
+	MihMetaPageData *meta = MihPageGetMeta(metapage);
+
+	if (MihPageGetOpaque(metapage)->type != MIH_PAGE_META ||
+		meta->magic != MIH_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a simhash index",
+						RelationGetRelationName(index))));
+	if (meta->version != MIH_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\" has on-disk version %u, expected %u",
+						RelationGetRelationName(index), meta->version, MIH_VERSION),
+				 errhint("REINDEX the index.")));
+}
+
+/* Mark a page free (WAL-logged) and tell the free space map. */
+void
+mih_mark_free(Relation index, Buffer buf)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+	mih_init_page(page, MIH_PAGE_FREE, 0, 0);
+	GenericXLogFinish(state);
+	RecordFreeIndexPage(index, BufferGetBlockNumber(buf));
+}
+
+/* ---- reloptions ---- */
+
+static relopt_kind mih_relopt_kind;
+static bool mih_relopts_ready = false;
+
+static void
+mih_init_reloptions(void)
+{
+	if (mih_relopts_ready)
+		return;
+	mih_relopt_kind = add_reloption_kind();
+	add_int_reloption(mih_relopt_kind, "blocks",
+					  "Number of blocks (tables) the 64 bits are split into",
+					  MIH_DEFAULT_BLOCKS, MIH_MIN_BLOCKS, MIH_MAX_BLOCKS,
+					  AccessExclusiveLock);
+	add_int_reloption(mih_relopt_kind, "pending_limit",
+					  "Entries in the pending list before it is merged into a run",
+					  MIH_DEFAULT_PENDING_LIMIT, MIH_MIN_PENDING_LIMIT,
+					  MIH_MAX_PENDING_LIMIT, ShareUpdateExclusiveLock);
+	mih_relopts_ready = true;
+}
+
+bytea *
+mih_options(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"blocks", RELOPT_TYPE_INT, offsetof(MihOptions, blocks)},
+		{"pending_limit", RELOPT_TYPE_INT, offsetof(MihOptions, pending_limit)},
+	};
+
+	mih_init_reloptions();
+	return (bytea *) build_reloptions(reloptions, validate, mih_relopt_kind,
+									  sizeof(MihOptions), tab, lengthof(tab));
+}
+
+MihOptions *
+mih_get_options(Relation index)
+{
+	static MihOptions defaults = {0, MIH_DEFAULT_BLOCKS, MIH_DEFAULT_PENDING_LIMIT};
+
+	if (index->rd_options)
+		return (MihOptions *) index->rd_options;
+	return &defaults;
+}

@@ -1,0 +1,898 @@
+/*
+ * mih_run.c
+ *		Runs of the simhash index: writing them (from a sorted stream), the
+ *		k-way merge of runs and pending entries, the merge policy, and
+ *		retiring and recycling the pages of replaced runs.
+ *
+ * A run is written completely before one WAL-logged metapage update makes it
+ * visible; the runs it replaces are then "retired": their pages stay
+ * readable until no scan can still hold the old run list (a cleanup lock on
+ * the metapage, which every scan pins for its duration, proves that), and
+ * only then go to the free space map.
+ */
+#include "mih.h"
+
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+
+/* ---- sorting entries by (fp & mask, fp, tid) ---- */
+
+static inline int
+mih_entry_cmp(const MihEntry *a, const MihEntry *b, uint64 *mask)
+{
+	SimHash		fa = mih_entry_fp(a);
+	SimHash		fb = mih_entry_fp(b);
+	uint64		ka = fa & *mask;
+	uint64		kb = fb & *mask;
+
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+}
+
+#define ST_SORT mih_sort_entries_internal
+#define ST_ELEMENT_TYPE MihEntry
+#define ST_COMPARE(a, b, arg) mih_entry_cmp(a, b, arg)
+#define ST_COMPARE_ARG_TYPE uint64
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+void
+mih_sort_entries(MihEntry *entries, int64 n, uint64 mask)
+{
+	mih_sort_entries_internal(entries, n, &mask);
+}
+
+/* ---- the run writer ---- */
+
+struct MihRunWriter
+{
+	Relation	index;
+	int			nblocks;
+	uint64		masks[MIH_MAX_BLOCKS];
+	bool		wal;
+
+	MihRunHeader hdr;
+	int64		nentries_table; /* entries written to the current table */
+
+	/* the page being filled */
+	Buffer		buf;
+	Page		page;
+	GenericXLogState *xlog;
+
+	/* first key and block of every page of the level being written */
+	uint64	   *keys;
+	BlockNumber *blocks;
+	int64		nkeys;
+	int64		capkeys;
+	int			table;
+};
+
+/* Get a new page for writing: locked, initialised, maybe under GenericXLog. */
+static void
+writer_open_page(MihRunWriter *w, uint16 type, uint16 level)
+{
+	w->buf = mih_new_buffer(w->index);
+	if (w->wal)
+	{
+		w->xlog = GenericXLogStart(w->index);
+		w->page = GenericXLogRegisterBuffer(w->xlog, w->buf, GENERIC_XLOG_FULL_IMAGE);
+	}
+	else
+		w->page = BufferGetPage(w->buf);
+	mih_init_page(w->page, type, (uint16) w->table, level);
+	w->hdr.npages++;
+}
+
+static void
+writer_close_page(MihRunWriter *w)
+{
+	if (w->wal)
+		GenericXLogFinish(w->xlog);
+	else
+		MarkBufferDirty(w->buf);
+	UnlockReleaseBuffer(w->buf);
+	w->buf = InvalidBuffer;
+	w->page = NULL;
+	w->xlog = NULL;
+}
+
+static void
+writer_remember(MihRunWriter *w, uint64 key, BlockNumber blk)
+{
+	if (w->nkeys == w->capkeys)
+	{
+		w->capkeys *= 2;
+		w->keys = repalloc_huge(w->keys, w->capkeys * sizeof(uint64));
+		w->blocks = repalloc_huge(w->blocks, w->capkeys * sizeof(BlockNumber));
+	}
+	w->keys[w->nkeys] = key;
+	w->blocks[w->nkeys] = blk;
+	w->nkeys++;
+}
+
+MihRunWriter *
+mih_run_writer_begin(Relation index, int nblocks, const uint64 *masks, bool wal)
+{
+	MihRunWriter *w = palloc0(sizeof(MihRunWriter));
+
+	w->index = index;
+	w->nblocks = nblocks;
+	memcpy(w->masks, masks, nblocks * sizeof(uint64));
+	w->wal = wal;
+	w->hdr.ntables = nblocks;
+	w->capkeys = 1024;
+	w->keys = palloc(w->capkeys * sizeof(uint64));
+	w->blocks = palloc(w->capkeys * sizeof(BlockNumber));
+	w->buf = InvalidBuffer;
+	for (int j = 0; j < MIH_MAX_BLOCKS; j++)
+	{
+		w->hdr.root[j] = InvalidBlockNumber;
+		w->hdr.first_leaf[j] = InvalidBlockNumber;
+	}
+	return w;
+}
+
+void
+mih_run_writer_table(MihRunWriter *w, int table)
+{
+	w->table = table;
+	w->nkeys = 0;
+	w->nentries_table = 0;
+}
+
+/* Append the next entry of the current table (entries come sorted). */
+void
+mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid)
+{
+	int			n;
+
+	if (w->buf != InvalidBuffer)
+	{
+		n = MihPageGetNItems(w->page, sizeof(MihEntry));
+		if (n == MIH_ENTRIES_PER_PAGE)
+		{
+			/* full: chain a new leaf to it */
+			Buffer		oldbuf = w->buf;
+			Page		oldpage = w->page;
+			GenericXLogState *oldxlog = w->xlog;
+
+			writer_open_page(w, MIH_PAGE_LEAF, 0);
+			MihPageGetOpaque(oldpage)->next = BufferGetBlockNumber(w->buf);
+			if (w->wal)
+				GenericXLogFinish(oldxlog);
+			else
+				MarkBufferDirty(oldbuf);
+			UnlockReleaseBuffer(oldbuf);
+			n = 0;
+		}
+	}
+	else
+	{
+		writer_open_page(w, MIH_PAGE_LEAF, 0);
+		w->hdr.first_leaf[w->table] = BufferGetBlockNumber(w->buf);
+		n = 0;
+	}
+	if (n == 0)
+		writer_remember(w, fp & w->masks[w->table], BufferGetBlockNumber(w->buf));
+	mih_entry_set(&MihPageGetEntries(w->page)[n], fp, tid);
+	MihPageSetNItems(w->page, n + 1, sizeof(MihEntry));
+	w->nentries_table++;
+}
+
+/* Close the last leaf and build the inner levels bottom-up. */
+void
+mih_run_writer_end_table(MihRunWriter *w)
+{
+	uint16		level = 0;
+
+	if (w->buf != InvalidBuffer)
+		writer_close_page(w);
+	if (w->table == 0)
+		w->hdr.nentries = w->nentries_table;
+	else
+		Assert(w->hdr.nentries == w->nentries_table);
+
+	while (w->nkeys > 1)
+	{
+		int64		nchildren = w->nkeys;
+		uint64	   *keys = w->keys;
+		BlockNumber *blocks = w->blocks;
+		int64		i = 0;
+
+		level++;
+		w->capkeys = Max(1024, nchildren / MIH_INNER_PER_PAGE + 1);
+		w->keys = palloc(w->capkeys * sizeof(uint64));
+		w->blocks = palloc(w->capkeys * sizeof(BlockNumber));
+		w->nkeys = 0;
+		while (i < nchildren)
+		{
+			int			n = (int) Min(nchildren - i, MIH_INNER_PER_PAGE);
+			MihInnerItem *items;
+
+			writer_open_page(w, MIH_PAGE_INNER, level);
+			items = MihPageGetInner(w->page);
+			for (int k = 0; k < n; k++)
+			{
+				memcpy(items[k].key, &keys[i + k], sizeof(uint64));
+				items[k].child = blocks[i + k];
+			}
+			MihPageSetNItems(w->page, n, sizeof(MihInnerItem));
+			writer_remember(w, keys[i], BufferGetBlockNumber(w->buf));
+			writer_close_page(w);
+			i += n;
+		}
+		pfree(keys);
+		pfree(blocks);
+	}
+	w->hdr.height[w->table] = level;
+	w->hdr.root[w->table] = (w->nkeys == 1) ? w->blocks[0] : InvalidBlockNumber;
+}
+
+/* Write the run header; returns its block. */
+BlockNumber
+mih_run_writer_finish(MihRunWriter *w, uint64 serial, int64 *nentries)
+{
+	BlockNumber blk;
+
+	w->table = 0;
+	writer_open_page(w, MIH_PAGE_RUNHEAD, 0);
+	w->hdr.serial = serial;
+	memcpy(MihPageGetRunHeader(w->page), &w->hdr, sizeof(MihRunHeader));
+	((PageHeader) w->page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihRunHeader);
+	blk = BufferGetBlockNumber(w->buf);
+	writer_close_page(w);
+	if (nentries)
+		*nentries = w->hdr.nentries;
+	pfree(w->keys);
+	pfree(w->blocks);
+	pfree(w);
+	return blk;
+}
+
+/* Write a run from an array of live entries (sorted here, once per table). */
+BlockNumber
+mih_write_run_from_array(Relation index, int nblocks, const uint64 *masks,
+						 MihEntry *entries, int64 n, uint64 serial, bool wal)
+{
+	MihRunWriter *w = mih_run_writer_begin(index, nblocks, masks, wal);
+
+	for (int j = 0; j < nblocks; j++)
+	{
+		mih_sort_entries(entries, n, masks[j]);
+		mih_run_writer_table(w, j);
+		for (int64 i = 0; i < n; i++)
+			mih_run_writer_add(w, mih_entry_fp(&entries[i]), &entries[i].tid);
+		mih_run_writer_end_table(w);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return mih_run_writer_finish(w, serial, NULL);
+}
+
+/* ---- reading leaves in order ---- */
+
+void
+mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf)
+{
+	it->index = index;
+	it->next = first_leaf;
+	it->pos = 0;
+	it->nitems = 0;
+	it->entries = palloc(MIH_ENTRIES_PER_PAGE * sizeof(MihEntry));
+}
+
+/*
+ * The next entry, dead ones included, or NULL at the end. Each leaf is
+ * copied under a short share lock, so a merge reading dozens of runs holds
+ * no buffer lock while it writes.
+ */
+MihEntry *
+mih_leaf_iter_next(MihLeafIter *it)
+{
+	while (it->pos >= it->nitems)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if (it->next == InvalidBlockNumber)
+			return NULL;
+		buf = ReadBuffer(it->index, it->next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (MihPageGetOpaque(page)->type != MIH_PAGE_LEAF)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("simhash index \"%s\": block %u is not a leaf page",
+							RelationGetRelationName(it->index), it->next)));
+		it->next = MihPageGetOpaque(page)->next;
+		it->nitems = MihPageGetNItems(page, sizeof(MihEntry));
+		memcpy(it->entries, MihPageGetEntries(page), it->nitems * sizeof(MihEntry));
+		it->pos = 0;
+		UnlockReleaseBuffer(buf);
+	}
+	return &it->entries[it->pos++];
+}
+
+void
+mih_leaf_iter_end(MihLeafIter *it)
+{
+	if (it->entries)
+		pfree(it->entries);
+	it->entries = NULL;
+}
+
+/* ---- k-way merge ---- */
+
+typedef struct MergeSource
+{
+	MihLeafIter it;				/* a run's table, or ... */
+	MihEntry   *array;			/* ... a sorted array of extra entries */
+	int64		arraypos;
+	int64		arraylen;
+	MihEntry	cur;			/* current head, copied */
+} MergeSource;
+
+typedef struct MergeState
+{
+	MergeSource *sources;
+	uint64		mask;
+} MergeState;
+
+static bool
+source_advance(MergeSource *s)
+{
+	for (;;)
+	{
+		MihEntry   *e;
+
+		if (s->array)
+		{
+			if (s->arraypos >= s->arraylen)
+				return false;
+			e = &s->array[s->arraypos++];
+		}
+		else
+		{
+			e = mih_leaf_iter_next(&s->it);
+			if (e == NULL)
+				return false;
+		}
+		if (ItemPointerIsValid(&e->tid))	/* dead entries are dropped */
+		{
+			s->cur = *e;
+			return true;
+		}
+	}
+}
+
+static int
+merge_heap_cmp(Datum a, Datum b, void *arg)
+{
+	MergeState *ms = (MergeState *) arg;
+
+	/* binaryheap keeps the largest on top: invert */
+	return -mih_entry_cmp(&ms->sources[DatumGetInt32(a)].cur,
+						  &ms->sources[DatumGetInt32(b)].cur, &ms->mask);
+}
+
+/*
+ * Merge runs and extra (unsorted) entries into one new run, dropping dead
+ * entries. Returns the new run's header block, or InvalidBlockNumber when no
+ * live entry is left.
+ */
+BlockNumber
+mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
+			   const BlockNumber *runs, int nruns, MihEntry *extra, int64 nextra,
+			   uint64 serial, bool wal, int64 *nentries)
+{
+	MihRunWriter *w = NULL;
+	MihRunHeader *hdrs = palloc(Max(nruns, 1) * sizeof(MihRunHeader));
+	int			nsources = nruns + (nextra > 0 ? 1 : 0);
+	MergeSource *sources = palloc0(Max(nsources, 1) * sizeof(MergeSource));
+	MergeState	ms;
+	binaryheap *heap;
+
+	for (int r = 0; r < nruns; r++)
+	{
+		Buffer		buf = ReadBuffer(index, runs[r]);
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(&hdrs[r], MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
+		UnlockReleaseBuffer(buf);
+	}
+
+	ms.sources = sources;
+	heap = binaryheap_allocate(Max(nsources, 1), merge_heap_cmp, &ms);
+
+	for (int j = 0; j < nblocks; j++)
+	{
+		int64		written = 0;
+
+		ms.mask = masks[j];
+		binaryheap_reset(heap);
+		for (int s = 0; s < nsources; s++)
+		{
+			MergeSource *src = &sources[s];
+
+			if (s < nruns)
+			{
+				src->array = NULL;
+				mih_leaf_iter_begin(&src->it, index, hdrs[s].first_leaf[j]);
+			}
+			else
+			{
+				mih_sort_entries(extra, nextra, masks[j]);
+				src->array = extra;
+				src->arraypos = 0;
+				src->arraylen = nextra;
+			}
+			if (source_advance(src))
+				binaryheap_add_unordered(heap, Int32GetDatum(s));
+		}
+		binaryheap_build(heap);
+
+		while (!binaryheap_empty(heap))
+		{
+			int			s = DatumGetInt32(binaryheap_first(heap));
+			MergeSource *src = &sources[s];
+
+			if (w == NULL)
+				w = mih_run_writer_begin(index, nblocks, masks, wal);
+			if (written == 0)
+				mih_run_writer_table(w, j);
+			mih_run_writer_add(w, mih_entry_fp(&src->cur), &src->cur.tid);
+			written++;
+			if ((written & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (source_advance(src))
+				binaryheap_replace_first(heap, Int32GetDatum(s));
+			else
+				binaryheap_remove_first(heap);
+		}
+		for (int s = 0; s < nruns; s++)
+			mih_leaf_iter_end(&sources[s].it);
+		if (w == NULL)
+			break;				/* nothing live at all */
+		mih_run_writer_end_table(w);
+	}
+	binaryheap_free(heap);
+	pfree(sources);
+	pfree(hdrs);
+	if (w == NULL)
+	{
+		if (nentries)
+			*nentries = 0;
+		return InvalidBlockNumber;
+	}
+	return mih_run_writer_finish(w, serial, nentries);
+}
+
+/* ---- retiring and recycling ---- */
+
+/* Collect every block of a run: header, leaves, inner pages. */
+static void
+collect_run_blocks(Relation index, BlockNumber runhead, BlockNumber **blocks,
+				   int64 *nblocks, int64 *cap)
+{
+	Buffer		buf = ReadBuffer(index, runhead);
+	MihRunHeader hdr;
+
+#define PUSH_BLOCK(b) \
+	do { \
+		if (*nblocks == *cap) \
+		{ \
+			*cap *= 2; \
+			*blocks = repalloc_huge(*blocks, *cap * sizeof(BlockNumber)); \
+		} \
+		(*blocks)[(*nblocks)++] = (b); \
+	} while (0)
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
+	UnlockReleaseBuffer(buf);
+	PUSH_BLOCK(runhead);
+
+	for (int j = 0; j < hdr.ntables; j++)
+	{
+		BlockNumber blk = hdr.first_leaf[j];
+		int64		levelstart;
+
+		/* leaves by their chain */
+		while (blk != InvalidBlockNumber)
+		{
+			PUSH_BLOCK(blk);
+			buf = ReadBuffer(index, blk);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			blk = MihPageGetOpaque(BufferGetPage(buf))->next;
+			UnlockReleaseBuffer(buf);
+		}
+		/* inner pages level by level from the root */
+		if (hdr.height[j] == 0)
+			continue;
+		levelstart = *nblocks;
+		PUSH_BLOCK(hdr.root[j]);
+		for (int level = hdr.height[j]; level > 1; level--)
+		{
+			int64		levelend = *nblocks;
+
+			for (int64 i = levelstart; i < levelend; i++)
+			{
+				Page		page;
+				MihInnerItem *items;
+				int			n;
+
+				buf = ReadBuffer(index, (*blocks)[i]);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				page = BufferGetPage(buf);
+				items = MihPageGetInner(page);
+				n = MihPageGetNItems(page, sizeof(MihInnerItem));
+				for (int k = 0; k < n; k++)
+					PUSH_BLOCK(items[k].child);
+				UnlockReleaseBuffer(buf);
+			}
+			levelstart = levelend;
+		}
+	}
+#undef PUSH_BLOCK
+}
+
+static void
+free_blocks(Relation index, BlockNumber *blocks, int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		Buffer		buf = ReadBuffer(index, blocks[i]);
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		mih_mark_free(index, buf);
+		UnlockReleaseBuffer(buf);
+		if ((i & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+void
+mih_free_run_pages(Relation index, BlockNumber runhead)
+{
+	int64		cap = 1024;
+	int64		n = 0;
+	BlockNumber *blocks = palloc(cap * sizeof(BlockNumber));
+
+	collect_run_blocks(index, runhead, &blocks, &n, &cap);
+	free_blocks(index, blocks, n);
+	pfree(blocks);
+}
+
+static void
+free_pending_chain(Relation index, BlockNumber head, BlockNumber stop)
+{
+	BlockNumber blk = head;
+
+	while (blk != InvalidBlockNumber && blk != stop)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		BlockNumber next;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		next = MihPageGetOpaque(BufferGetPage(buf))->next;
+		mih_mark_free(index, buf);
+		UnlockReleaseBuffer(buf);
+		blk = next;
+	}
+}
+
+/*
+ * Free the pages of retired runs and pending pages once no scan can still
+ * read them: a cleanup lock on the metapage means no other backend holds a
+ * pin on it, and every scan keeps the metapage pinned from reading the run
+ * list to its end. With wait = false, give up if that is not so right now.
+ */
+void
+mih_recycle_retired(Relation index, bool wait)
+{
+	Buffer		metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	MihMetaPageData *meta;
+	MihRetired	retired[MIH_MAX_RETIRED];
+	int			nretired;
+	GenericXLogState *state;
+	Page		page;
+
+	if (wait)
+		LockBufferForCleanup(metabuf);
+	else if (!ConditionalLockBufferForCleanup(metabuf))
+	{
+		ReleaseBuffer(metabuf);
+		return;
+	}
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+	nretired = meta->nretired;
+	if (nretired == 0)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+	memcpy(retired, meta->retired, nretired * sizeof(MihRetired));
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, metabuf, 0);
+	MihPageGetMeta(page)->nretired = 0;
+	GenericXLogFinish(state);
+	/* from here on no scan can reach the retired pages: free them */
+	UnlockReleaseBuffer(metabuf);
+
+	for (int i = 0; i < nretired; i++)
+	{
+		if (retired[i].is_run)
+			mih_free_run_pages(index, retired[i].head);
+		else
+			free_pending_chain(index, retired[i].head, retired[i].pending_stop);
+	}
+	/* make the pages findable: searches only see the map's upper levels */
+	IndexFreeSpaceMapVacuum(index);
+}
+
+/* ---- the merge policy ---- */
+
+/* Read the live entries of the pending pages from head up to stop. */
+static MihEntry *
+read_pending(Relation index, BlockNumber head, BlockNumber stop,
+			 int64 *nlive, int64 *nall, uint32 *npages)
+{
+	int64		cap = 1024;
+	MihEntry   *out = palloc(cap * sizeof(MihEntry));
+	BlockNumber blk = head;
+
+	*nlive = *nall = 0;
+	*npages = 0;
+	while (blk != InvalidBlockNumber && blk != stop)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Page		page;
+		MihEntry   *entries;
+		int			n;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		entries = MihPageGetEntries(page);
+		n = MihPageGetNItems(page, sizeof(MihEntry));
+		if (*nlive + n > cap)
+		{
+			cap = Max(cap * 2, *nlive + n);
+			out = repalloc_huge(out, cap * sizeof(MihEntry));
+		}
+		for (int i = 0; i < n; i++)
+			if (ItemPointerIsValid(&entries[i].tid))
+				out[(*nlive)++] = entries[i];
+		*nall += n;
+		(*npages)++;
+		blk = MihPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	return out;
+}
+
+/*
+ * Seal the pending list for a merge: if the tail page holds entries, chain a
+ * new empty tail to it so that every entry present now is on a sealed page
+ * (inserts only ever write the tail). Returns the first unsealed page. The
+ * metapage buffer is exclusively locked by the caller.
+ */
+static BlockNumber
+seal_pending(Relation index, Buffer metabuf, bool seal_tail)
+{
+	MihMetaPageData *meta = MihPageGetMeta(BufferGetPage(metabuf));
+	Buffer		tailbuf;
+	Buffer		newbuf;
+	GenericXLogState *state;
+	Page		metapage;
+	Page		tailpage;
+	Page		newpage;
+
+	if (meta->pending_tail == InvalidBlockNumber)
+		return InvalidBlockNumber;
+	if (!seal_tail)
+		return meta->pending_tail;
+
+	tailbuf = ReadBuffer(index, meta->pending_tail);
+	LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+	if (MihPageGetNItems(BufferGetPage(tailbuf), sizeof(MihEntry)) == 0)
+	{
+		UnlockReleaseBuffer(tailbuf);
+		return meta->pending_tail;
+	}
+	newbuf = mih_new_buffer(index);
+	state = GenericXLogStart(index);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
+	newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	mih_init_page(newpage, MIH_PAGE_PENDING, 0, 0);
+	MihPageGetOpaque(tailpage)->next = BufferGetBlockNumber(newbuf);
+	MihPageGetMeta(metapage)->pending_tail = BufferGetBlockNumber(newbuf);
+	MihPageGetMeta(metapage)->pending_pages++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(newbuf);
+	return MihPageGetMeta(BufferGetPage(metabuf))->pending_tail;
+}
+
+/*
+ * Turn the sealed pending pages into a run and merge runs of similar size
+ * with it (size-tiered), or, from VACUUM, everything that is worth
+ * rewriting: all runs when the small ones add up to 5% of the largest, and
+ * runs with 10% dead entries. Serialised by a heavyweight lock on the
+ * metapage's block number (the "merge lock"), which VACUUM's bulk delete
+ * takes too. Inserts and scans go on meanwhile. Returns false when the merge
+ * lock was busy and wait is false.
+ */
+bool
+mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
+{
+	Buffer		metabuf;
+	MihMetaPageData *meta;
+	MihMetaPageData snap;
+	BlockNumber stop;
+	MihEntry   *pending;
+	int64		npending_live,
+				npending_all;
+	uint32		npending_pages;
+	bool		chosen[MIH_MAX_RUNS];
+	BlockNumber merge_runs[MIH_MAX_RUNS];
+	int			nmerge = 0;
+	int64		total;
+	BlockNumber newrun = InvalidBlockNumber;
+	int64		newentries = 0;
+	GenericXLogState *state;
+	Page		metapage;
+	uint64		serial;
+
+	if (wait)
+		LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+	else if (!ConditionalLockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock))
+		return false;
+
+	/* make room in the retired list first */
+	mih_recycle_retired(index, from_vacuum);
+
+	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	stop = seal_pending(index, metabuf, from_vacuum);
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+	memcpy(&snap, meta, sizeof(snap));
+	serial = meta->next_serial;
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	pending = read_pending(index, snap.pending_head, stop,
+						   &npending_live, &npending_all, &npending_pages);
+
+	/* choose the runs: the smallest first, while of similar size */
+	memset(chosen, 0, sizeof(chosen));
+	total = npending_live;
+	for (int r = snap.nruns - 1; r >= 0; r--)
+	{
+		int64		size = snap.run_entries[r];
+
+		if (!from_vacuum && total + size > MIH_MAX_INLINE_MERGE)
+			break;
+		if (size > 2 * total && snap.nruns < MIH_MAX_RUNS - 2)
+			break;
+		chosen[r] = true;
+		total += size;
+	}
+	if (from_vacuum && snap.nruns > 0)
+	{
+		int64		small = npending_live;
+		bool		all;
+
+		for (int r = 1; r < snap.nruns; r++)
+			small += snap.run_entries[r];
+		all = small * 20 >= snap.run_entries[0];
+		for (int r = 0; r < snap.nruns; r++)
+		{
+			Buffer		buf = ReadBuffer(index, snap.runs[r]);
+			MihRunHeader *hdr;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			hdr = MihPageGetRunHeader(BufferGetPage(buf));
+			if (all || hdr->ndead * 10 >= hdr->nentries)
+				chosen[r] = true;
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	for (int r = 0; r < snap.nruns; r++)
+		if (chosen[r])
+			merge_runs[nmerge++] = snap.runs[r];
+
+	/* nothing to gain: a single run merged with nothing */
+	if (npending_pages == 0 && nmerge <= 1 &&
+		!(nmerge == 1 && from_vacuum))
+	{
+		ReleaseBuffer(metabuf);
+		pfree(pending);
+		UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+		return true;
+	}
+	if (snap.nretired + nmerge + 1 > MIH_MAX_RETIRED)
+	{
+		/* scans have kept the retired pages busy: try again later */
+		ReleaseBuffer(metabuf);
+		pfree(pending);
+		UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+		return true;
+	}
+
+	newrun = mih_merge_runs(index, snap.nblocks, snap.masks, merge_runs, nmerge,
+							pending, npending_live, serial, true, &newentries);
+	pfree(pending);
+
+	/* swap it in: one WAL record for the metapage */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	meta = MihPageGetMeta(metapage);
+	{
+		BlockNumber runs[MIH_MAX_RUNS];
+		int64		sizes[MIH_MAX_RUNS];
+		int			n = 0;
+		bool		placed = (newrun == InvalidBlockNumber);
+
+		/* keep the run list sorted by size, largest first */
+		for (int r = 0; r < meta->nruns; r++)
+		{
+			bool		merged = false;
+
+			for (int k = 0; k < nmerge; k++)
+				if (meta->runs[r] == merge_runs[k])
+					merged = true;
+			if (merged)
+				continue;
+			if (!placed && newentries >= meta->run_entries[r])
+			{
+				runs[n] = newrun;
+				sizes[n++] = newentries;
+				placed = true;
+			}
+			runs[n] = meta->runs[r];
+			sizes[n++] = meta->run_entries[r];
+		}
+		if (!placed)
+		{
+			runs[n] = newrun;
+			sizes[n++] = newentries;
+		}
+		memcpy(meta->runs, runs, n * sizeof(BlockNumber));
+		memcpy(meta->run_entries, sizes, n * sizeof(int64));
+		meta->nruns = n;
+	}
+	for (int k = 0; k < nmerge; k++)
+	{
+		meta->retired[meta->nretired].is_run = true;
+		meta->retired[meta->nretired].head = merge_runs[k];
+		meta->retired[meta->nretired].pending_stop = InvalidBlockNumber;
+		meta->nretired++;
+	}
+	if (npending_pages > 0)
+	{
+		meta->retired[meta->nretired].is_run = false;
+		meta->retired[meta->nretired].head = snap.pending_head;
+		meta->retired[meta->nretired].pending_stop = stop;
+		meta->nretired++;
+		meta->pending_head = stop;
+		meta->pending_entries -= npending_all;
+		meta->pending_pages -= npending_pages;
+	}
+	meta->next_serial = serial + 1;
+	meta->inserts_since_merge = 0;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	mih_recycle_retired(index, false);
+	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+	return true;
+}

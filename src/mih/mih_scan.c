@@ -1,0 +1,548 @@
+/*
+ * mih_scan.c
+ *		Searching the simhash index: fp <@ hamming_ball(q, r).
+ *
+ * A scan reads the run list and the pending list's head from the metapage
+ * and keeps the metapage pinned until it ends, so the pages of runs that a
+ * concurrent merge replaces stay readable (see mih_recycle_retired). It then
+ * visits pages one at a time: the pending pages, then, for every run and
+ * table j, the leaves holding each probe value (every value within
+ * s = floor(r / m) bits of the query's block j), in increasing order so
+ * consecutive probes often share a leaf. Candidates are checked in full
+ * inside the index; the matches of one page are returned while that page
+ * stays pinned, which is the interlock VACUUM's cleanup locks rely on.
+ */
+#include "mih.h"
+
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "utils/memutils.h"
+
+typedef enum MihScanPhase
+{
+	MIH_SCAN_START,
+	MIH_SCAN_PENDING,
+	MIH_SCAN_RUNS,
+	MIH_SCAN_DONE
+} MihScanPhase;
+
+#define MIH_MAX_BALLS 8
+
+typedef struct MihScanOpaqueData
+{
+	/* the query: every ball must contain the fingerprint */
+	bool		empty;			/* no row can match (NULL or negative radius) */
+	int			nballs;
+	SimHash		centers[MIH_MAX_BALLS];
+	int			radii[MIH_MAX_BALLS];
+	/* the ball probed: the one with the smallest radius */
+	SimHash		q;
+	int			r;
+	int			s;				/* bits per block allowed: r / m */
+	bool		fullscan;		/* too many probes: read table 0 whole */
+
+	/* the index as the scan saw it at its start */
+	Buffer		metabuf;		/* pinned for the whole scan */
+	int			nblocks;
+	uint64		masks[MIH_MAX_BLOCKS];
+	int			nruns;
+	BlockNumber runs[MIH_MAX_RUNS];
+	BlockNumber pending_next;
+
+	/* probe values per table, ascending */
+	uint64	   *probes[MIH_MAX_BLOCKS];
+	int			nprobes[MIH_MAX_BLOCKS];
+
+	/* position */
+	MihScanPhase phase;
+	int			run;
+	int			table;
+	int			probe;
+	BlockNumber leaf;			/* next leaf to read, or Invalid: descend */
+	MihRunHeader hdr;			/* of the current run */
+
+	/* matches of the current page */
+	Buffer		curbuf;			/* pinned while its matches are returned */
+	ItemPointerData items[MIH_ENTRIES_PER_PAGE];
+	int			nitems;
+	int			curitem;
+
+	MemoryContext cxt;
+} MihScanOpaqueData;
+
+typedef MihScanOpaqueData *MihScanOpaque;
+
+IndexScanDesc
+mih_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	MihScanOpaque so = palloc0(sizeof(MihScanOpaqueData));
+
+	so->metabuf = InvalidBuffer;
+	so->curbuf = InvalidBuffer;
+	so->phase = MIH_SCAN_DONE;
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
+									ALLOCSET_SMALL_SIZES);
+	scan->opaque = so;
+	return scan;
+}
+
+static void
+release_buffers(MihScanOpaque so)
+{
+	if (so->curbuf != InvalidBuffer)
+		ReleaseBuffer(so->curbuf);
+	so->curbuf = InvalidBuffer;
+	if (so->metabuf != InvalidBuffer)
+		ReleaseBuffer(so->metabuf);
+	so->metabuf = InvalidBuffer;
+}
+
+/* Append to *out every value (q & mask) with up to s of the mask's bits flipped. */
+static void
+enumerate_flips(uint64 base, const int *bits, int nbits, int start, int left,
+				uint64 *out, int *n)
+{
+	out[(*n)++] = base;
+	if (left == 0)
+		return;
+	for (int i = start; i < nbits; i++)
+		enumerate_flips(base ^ (UINT64CONST(1) << bits[i]), bits, nbits, i + 1,
+						left - 1, out, n);
+}
+
+static int
+cmp_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Number of values within s bits of a b-bit block. */
+double
+mih_probes_per_table(int blockbits, int s)
+{
+	double		total = 0;
+	double		c = 1;
+
+	for (int i = 0; i <= s && i <= blockbits; i++)
+	{
+		total += c;
+		c = c * (blockbits - i) / (i + 1);
+	}
+	return total;
+}
+
+void
+mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
+{
+	MihScanOpaque so = (MihScanOpaque) scan->opaque;
+
+	release_buffers(so);
+	MemoryContextReset(so->cxt);
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+
+	so->empty = false;
+	so->nballs = 0;
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		HammingBall *ball;
+
+		if (key->sk_flags & SK_ISNULL)
+		{
+			so->empty = true;
+			continue;
+		}
+		if (key->sk_strategy != MIH_STRATEGY_WITHIN)
+			elog(ERROR, "unexpected strategy number %d for a simhash index", key->sk_strategy);
+		ball = DatumGetHammingBall(key->sk_argument);
+		if (ball->radius < 0)
+			so->empty = true;
+		else if (so->nballs < MIH_MAX_BALLS)
+		{
+			so->centers[so->nballs] = ball->center;
+			so->radii[so->nballs] = Min(ball->radius, SIMHASH_BITS);
+			so->nballs++;
+		}
+		else
+			elog(ERROR, "a simhash index scan takes at most %d conditions", MIH_MAX_BALLS);
+	}
+	/* no condition at all: amoptionalkey is false, but be safe */
+	if (so->nballs == 0 && !so->empty)
+		so->empty = true;
+	so->phase = so->empty ? MIH_SCAN_DONE : MIH_SCAN_START;
+	so->nitems = so->curitem = 0;
+}
+
+/* Read the metapage, choose the probe ball and enumerate the probes. */
+static void
+start_scan(Relation index, MihScanOpaque so)
+{
+	MihMetaPageData *meta;
+	int			best = 0;
+	MemoryContext old;
+
+	so->metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
+	mih_check_metapage(index, BufferGetPage(so->metabuf));
+	meta = MihPageGetMeta(BufferGetPage(so->metabuf));
+	so->nblocks = meta->nblocks;
+	memcpy(so->masks, meta->masks, sizeof(so->masks));
+	so->nruns = meta->nruns;
+	memcpy(so->runs, meta->runs, meta->nruns * sizeof(BlockNumber));
+	so->pending_next = meta->pending_head;
+	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+
+	for (int i = 1; i < so->nballs; i++)
+		if (so->radii[i] < so->radii[best])
+			best = i;
+	so->q = so->centers[best];
+	so->r = so->radii[best];
+	so->s = so->r / so->nblocks;
+
+	so->fullscan = (so->r >= SIMHASH_BITS);
+	for (int j = 0; j < so->nblocks && !so->fullscan; j++)
+		if (mih_probes_per_table(pg_popcount64(so->masks[j]), so->s) > MIH_MAX_PROBES)
+			so->fullscan = true;
+
+	old = MemoryContextSwitchTo(so->cxt);
+	if (!so->fullscan)
+	{
+		for (int j = 0; j < so->nblocks; j++)
+		{
+			int			bits[SIMHASH_BITS];
+			int			nbits = 0;
+			int			max = (int) mih_probes_per_table(pg_popcount64(so->masks[j]), so->s);
+
+			for (int i = 0; i < SIMHASH_BITS; i++)
+				if (so->masks[j] & (UINT64CONST(1) << i))
+					bits[nbits++] = i;
+			so->probes[j] = palloc(max * sizeof(uint64));
+			so->nprobes[j] = 0;
+			enumerate_flips(so->q & so->masks[j], bits, nbits, 0, so->s,
+							so->probes[j], &so->nprobes[j]);
+			Assert(so->nprobes[j] == max);
+			qsort(so->probes[j], so->nprobes[j], sizeof(uint64), cmp_uint64);
+		}
+	}
+	MemoryContextSwitchTo(old);
+
+	so->phase = MIH_SCAN_PENDING;
+	so->run = -1;
+}
+
+/* Is fp in every ball of the query? */
+static inline bool
+matches(MihScanOpaque so, SimHash fp)
+{
+	for (int i = 0; i < so->nballs; i++)
+		if (simhash_hamming(fp, so->centers[i]) > so->radii[i])
+			return false;
+	return true;
+}
+
+/*
+ * Would a table before j have reported this match? Then table j must not.
+ * The first table whose block is within s bits of the query reports it.
+ */
+static inline bool
+reported_earlier(MihScanOpaque so, SimHash fp, int j)
+{
+	uint64		diff = fp ^ so->q;
+
+	for (int k = 0; k < j; k++)
+		if (pg_popcount64(diff & so->masks[k]) <= so->s)
+			return true;
+	return false;
+}
+
+/* Load the next run's header; false when there are no more runs. */
+static bool
+next_run(Relation index, MihScanOpaque so)
+{
+	Buffer		buf;
+
+	so->run++;
+	if (so->run >= so->nruns)
+		return false;
+	buf = ReadBuffer(index, so->runs[so->run]);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(&so->hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
+	UnlockReleaseBuffer(buf);
+	so->table = 0;
+	so->probe = 0;
+	so->leaf = so->fullscan ? so->hdr.first_leaf[0] : InvalidBlockNumber;
+	return true;
+}
+
+/* The leaf where entries with key >= v (masked) start, from the root. */
+static BlockNumber
+descend(Relation index, MihScanOpaque so, uint64 v)
+{
+	BlockNumber blk = so->hdr.root[so->table];
+
+	for (int level = so->hdr.height[so->table]; level > 0; level--)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Page		page;
+		MihInnerItem *items;
+		int			lo,
+					hi;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		items = MihPageGetInner(page);
+		/* the last child whose first key is < v, else the first child */
+		lo = 0;
+		hi = MihPageGetNItems(page, sizeof(MihInnerItem)) - 1;
+		while (lo < hi)
+		{
+			int			mid = (lo + hi + 1) / 2;
+
+			if (mih_inner_key(&items[mid]) < v)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		blk = items[lo].child;
+		UnlockReleaseBuffer(buf);
+	}
+	return blk;
+}
+
+/* First position in entries[from..n) whose masked key is >= v. */
+static inline int
+lower_bound(MihEntry *entries, int from, int n, uint64 mask, uint64 v)
+{
+	int			lo = from,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if ((mih_entry_fp(&entries[mid]) & mask) < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Visit one run leaf for the current table: collect matches for as many
+ * consecutive probe values as the leaf holds. Advances so->probe and
+ * so->leaf. The buffer is returned pinned and unlocked.
+ */
+static Buffer
+visit_run_leaf(Relation index, MihScanOpaque so)
+{
+	Buffer		buf = ReadBuffer(index, so->leaf);
+	Page		page;
+	MihEntry   *entries;
+	int			n;
+	int			pos = 0;
+	int			j = so->table;
+	uint64		mask = so->masks[j];
+	BlockNumber next;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	entries = MihPageGetEntries(page);
+	n = MihPageGetNItems(page, sizeof(MihEntry));
+	next = MihPageGetOpaque(page)->next;
+
+	if (so->fullscan)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			SimHash		fp = mih_entry_fp(&entries[i]);
+
+			if (ItemPointerIsValid(&entries[i].tid) && matches(so, fp))
+				so->items[so->nitems++] = entries[i].tid;
+		}
+		so->leaf = next;
+	}
+	else
+	{
+		for (;;)
+		{
+			uint64		v = so->probes[j][so->probe];
+
+			pos = lower_bound(entries, pos, n, mask, v);
+			while (pos < n && (mih_entry_fp(&entries[pos]) & mask) == v)
+			{
+				SimHash		fp = mih_entry_fp(&entries[pos]);
+
+				if (ItemPointerIsValid(&entries[pos].tid) && matches(so, fp) &&
+					!reported_earlier(so, fp, j))
+					so->items[so->nitems++] = entries[pos].tid;
+				pos++;
+			}
+			if (pos == n)
+			{
+				/* the value may go on in the next leaf */
+				so->leaf = next;
+				if (next == InvalidBlockNumber)
+				{
+					/* end of the table: no later probe can match */
+					so->probe = so->nprobes[j];
+				}
+				break;
+			}
+			/* the entry at pos is past v: next probe value */
+			so->probe++;
+			if (so->probe >= so->nprobes[j])
+				break;
+			if ((mih_entry_fp(&entries[n - 1]) & mask) < so->probes[j][so->probe])
+			{
+				/* not in this leaf: descend again (it may be the next leaf) */
+				so->leaf = InvalidBlockNumber;
+				break;
+			}
+		}
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return buf;
+}
+
+/* Visit one pending page: every live entry in the balls matches. */
+static Buffer
+visit_pending(Relation index, MihScanOpaque so)
+{
+	Buffer		buf = ReadBuffer(index, so->pending_next);
+	Page		page;
+	MihEntry   *entries;
+	int			n;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (MihPageGetOpaque(page)->type != MIH_PAGE_PENDING)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\": block %u is not a pending page",
+						RelationGetRelationName(index), so->pending_next)));
+	entries = MihPageGetEntries(page);
+	n = MihPageGetNItems(page, sizeof(MihEntry));
+	for (int i = 0; i < n; i++)
+		if (ItemPointerIsValid(&entries[i].tid) && matches(so, mih_entry_fp(&entries[i])))
+			so->items[so->nitems++] = entries[i].tid;
+	so->pending_next = MihPageGetOpaque(page)->next;
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return buf;
+}
+
+/*
+ * Fill so->items with the matches of the next page that has any; that page
+ * stays pinned in so->curbuf. Returns false at the end of the scan.
+ */
+static bool
+next_page(IndexScanDesc scan)
+{
+	MihScanOpaque so = (MihScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+
+	if (so->curbuf != InvalidBuffer)
+	{
+		ReleaseBuffer(so->curbuf);
+		so->curbuf = InvalidBuffer;
+	}
+	so->nitems = so->curitem = 0;
+
+	for (;;)
+	{
+		Buffer		buf;
+
+		CHECK_FOR_INTERRUPTS();
+		switch (so->phase)
+		{
+			case MIH_SCAN_START:
+				start_scan(index, so);
+				continue;
+			case MIH_SCAN_PENDING:
+				if (so->pending_next == InvalidBlockNumber)
+				{
+					so->phase = MIH_SCAN_RUNS;
+					if (!next_run(index, so))
+						so->phase = MIH_SCAN_DONE;
+					continue;
+				}
+				buf = visit_pending(index, so);
+				break;
+			case MIH_SCAN_RUNS:
+				if (so->fullscan ? so->leaf == InvalidBlockNumber
+					: so->probe >= so->nprobes[so->table])
+				{
+					/* this table is done: the next one, or the next run */
+					if (so->fullscan || ++so->table >= so->nblocks)
+					{
+						if (!next_run(index, so))
+							so->phase = MIH_SCAN_DONE;
+					}
+					else
+					{
+						so->probe = 0;
+						so->leaf = InvalidBlockNumber;
+					}
+					continue;
+				}
+				if (so->leaf == InvalidBlockNumber)
+					so->leaf = descend(index, so, so->probes[so->table][so->probe]);
+				buf = visit_run_leaf(index, so);
+				break;
+			default:
+				return false;
+		}
+		if (so->nitems > 0)
+		{
+			so->curbuf = buf;
+			return true;
+		}
+		ReleaseBuffer(buf);
+	}
+}
+
+bool
+mih_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	MihScanOpaque so = (MihScanOpaque) scan->opaque;
+
+	if (dir != ForwardScanDirection)
+		elog(ERROR, "simhash index scans only go forward");
+	while (so->curitem >= so->nitems)
+	{
+		if (!next_page(scan))
+			return false;
+	}
+	scan->xs_heaptid = so->items[so->curitem++];
+	scan->xs_recheck = false;	/* the index holds the whole fingerprint */
+	return true;
+}
+
+int64
+mih_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	MihScanOpaque so = (MihScanOpaque) scan->opaque;
+	int64		ntids = 0;
+
+	while (next_page(scan))
+	{
+		tbm_add_tuples(tbm, so->items, so->nitems, false);
+		ntids += so->nitems;
+	}
+	return ntids;
+}
+
+void
+mih_endscan(IndexScanDesc scan)
+{
+	MihScanOpaque so = (MihScanOpaque) scan->opaque;
+
+	release_buffers(so);
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+}

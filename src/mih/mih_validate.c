@@ -1,0 +1,143 @@
+/*
+ * mih_validate.c
+ *		amvalidate for the simhash index: check an operator class really is
+ *		one this access method can use.
+ */
+#include "mih.h"
+
+#include "access/amvalidate.h"
+#include "access/htup_details.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_amproc.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+/* Is typid the type of that name (in any schema)? */
+static bool
+type_is(Oid typid, const char *name)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	bool		result;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	result = strcmp(NameStr(((Form_pg_type) GETSTRUCT(tup))->typname), name) == 0;
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/*
+ * The only member allowed: strategy 1, a boolean search operator whose left
+ * input is the indexed type and whose right input is hamming_ball, with no
+ * ORDER BY and no support functions.
+ */
+bool
+mih_validate(Oid opclassoid)
+{
+	bool		result = true;
+	HeapTuple	classtup;
+	Form_pg_opclass classform;
+	Oid			opfamilyoid;
+	Oid			opcintype;
+	char	   *opclassname;
+	HeapTuple	familytup;
+	Form_pg_opfamily familyform;
+	char	   *opfamilyname;
+	CatCList   *proclist,
+			   *oprlist;
+	bool		have_within = false;
+
+	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	classform = (Form_pg_opclass) GETSTRUCT(classtup);
+	opfamilyoid = classform->opcfamily;
+	opcintype = classform->opcintype;
+	opclassname = NameStr(classform->opcname);
+
+	familytup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(opfamilyoid));
+	if (!HeapTupleIsValid(familytup))
+		elog(ERROR, "cache lookup failed for operator family %u", opfamilyoid);
+	familyform = (Form_pg_opfamily) GETSTRUCT(familytup);
+	opfamilyname = NameStr(familyform->opfname);
+
+	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
+	for (int i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform = (Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator family \"%s\" contains support function %s, but the access method takes none",
+						opfamilyname, format_procedure(procform->amproc))));
+		result = false;
+	}
+
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
+	for (int i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop oprform = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+
+		if (oprform->amopstrategy != MIH_STRATEGY_WITHIN)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator family \"%s\" contains operator %s with invalid strategy number %d",
+							opfamilyname, format_operator(oprform->amopopr),
+							oprform->amopstrategy)));
+			result = false;
+			continue;
+		}
+		if (oprform->amoppurpose != AMOP_SEARCH)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator family \"%s\" contains ordering operator %s, which the access method does not support",
+							opfamilyname, format_operator(oprform->amopopr))));
+			result = false;
+			continue;
+		}
+		if (!check_amop_signature(oprform->amopopr, BOOLOID,
+								  oprform->amoplefttype, oprform->amoprighttype) ||
+			oprform->amoplefttype != opcintype ||
+			!type_is(oprform->amoprighttype, "hamming_ball"))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature",
+							opfamilyname, format_operator(oprform->amopopr)),
+					 errdetail("Expected a boolean operator (%s, hamming_ball).",
+							   format_type_be(opcintype))));
+			result = false;
+			continue;
+		}
+		have_within = true;
+	}
+	if (!have_within)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator class \"%s\" is missing operator 1 (<@ hamming_ball)",
+						opclassname)));
+		result = false;
+	}
+	if (!type_is(opcintype, "simhash"))
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator class \"%s\" indexes type %s, but the access method only indexes simhash",
+						opclassname, format_type_be(opcintype))));
+		result = false;
+	}
+
+	ReleaseCatCacheList(proclist);
+	ReleaseCatCacheList(oprlist);
+	ReleaseSysCache(familytup);
+	ReleaseSysCache(classtup);
+	return result;
+}
