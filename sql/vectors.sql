@@ -1,5 +1,5 @@
 -- Pinned fingerprint vectors of the simhash fingerprint specification, version 1
--- (doc/fingerprint-spec.md).
+-- (README.md, "Fingerprint specification").
 --
 -- THESE VALUES MUST NEVER CHANGE. Users store fingerprints and compare them with
 -- fingerprints computed later; a changed value here means every stored fingerprint of

@@ -19,6 +19,7 @@
 #ifdef FRONTEND
 #include "postgres_fe.h"
 #define CHECK_FOR_INTERRUPTS() ((void) 0)
+#define repalloc_huge(p, n) repalloc((p), (n))
 #else
 #include "postgres.h"
 #include "miscadmin.h"
@@ -31,14 +32,14 @@
 #include "unicode_tables.h"
 
 /*
- * Non-ASCII text is normalised in segments of about this many code points.
- * A segment always ends just before an ASCII character, or (for long runs
- * without ASCII) just before a Han or Hangul syllable character; NFKC never
- * combines across such a boundary, so segmenting does not change the result.
+ * Non-ASCII text is normalised in segments. A segment always ends just
+ * before an ASCII character, or, once it holds this many code points, just
+ * before a Han ideograph or Hangul syllable; NFKC never combines across such
+ * a boundary, so segmenting does not change the result: it is exactly the
+ * NFKC of the whole text. A run with no such boundary is one segment, however
+ * long (the buffer grows).
  */
 #define SEGMENT_TARGET_CPS	65536
-/* Hard limit for the pathological run with no safe boundary at all. */
-#define SEGMENT_MAX_CPS		(2 * SEGMENT_TARGET_CPS)
 
 /* How many ASCII bytes we process between interrupt checks. */
 #define INTERRUPT_INTERVAL	(1 << 20)
@@ -450,10 +451,11 @@ is_safe_boundary(pg_wchar c)
  */
 static size_t
 feed_segment(ShTokenizer *t, const unsigned char *s, size_t avail,
-			 pg_wchar *wbuf)
+			 pg_wchar **wbufp, size_t *wbufcap)
 {
+	pg_wchar   *wbuf = *wbufp;
 	size_t		pos = 0;
-	int			ncp = 0;
+	size_t		ncp = 0;
 	pg_wchar   *norm;
 
 	while (pos < avail)
@@ -464,9 +466,13 @@ feed_segment(ShTokenizer *t, const unsigned char *s, size_t avail,
 		if (s[pos] < 0x80 && pos > 0)
 			break;
 		clen = decode_utf8(s + pos, avail - pos, &c);
-		if (ncp >= SEGMENT_MAX_CPS ||
-			(ncp >= SEGMENT_TARGET_CPS && is_safe_boundary(c)))
+		if (ncp >= SEGMENT_TARGET_CPS && is_safe_boundary(c))
 			break;
+		if ((size_t) ncp + 1 >= *wbufcap)
+		{
+			*wbufcap *= 2;
+			wbuf = *wbufp = repalloc_huge(wbuf, *wbufcap * sizeof(pg_wchar));
+		}
 		wbuf[ncp++] = c;
 		pos += clen;
 	}
@@ -490,7 +496,7 @@ feed_segment(ShTokenizer *t, const unsigned char *s, size_t avail,
 			exit(1);
 		}
 #endif
-		for (int i = 0; i < ncp; i++)
+		for (size_t i = 0; i < ncp; i++)
 			feed_char(t, wbuf[i]);
 	}
 	else
@@ -509,6 +515,7 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 	const unsigned char *s = (const unsigned char *) text;
 	ShTokenizer t;
 	pg_wchar   *wbuf = NULL;
+	size_t		wbufcap = 0;
 	size_t		i = 0;
 
 	Assert(size >= SH_MIN_NGRAM && size <= SH_MAX_NGRAM);
@@ -546,9 +553,12 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 		segstart = (j > i) ? j - 1 : j;
 		feed_ascii(&t, s + i, segstart - i);
 		if (wbuf == NULL)
-			wbuf = palloc((SEGMENT_MAX_CPS + 1) * sizeof(pg_wchar));
+		{
+			wbufcap = SEGMENT_TARGET_CPS + 1;
+			wbuf = palloc(wbufcap * sizeof(pg_wchar));
+		}
 		CHECK_FOR_INTERRUPTS();
-		i = segstart + feed_segment(&t, s + segstart, len - segstart, wbuf);
+		i = segstart + feed_segment(&t, s + segstart, len - segstart, &wbuf, &wbufcap);
 	}
 
 	/* flush */

@@ -23,9 +23,9 @@ Usage:
                                  verified by a plain run of this script
   check_vectors.py -v            also print every passing vector
   check_vectors.py --segmentation
-                                 only the long-run segmentation cases where the C code and
-                                 spec section 2.1 disagree (known discrepancies; exit 1
-                                 while they remain)
+                                 only the long runs without ASCII, where the C code
+                                 normalises in segments: each must equal NFKC of the whole
+                                 text (also part of the plain run)
 
 The last line is always "vectors: N passed, N failed".
 """
@@ -245,10 +245,8 @@ def _unicode_15_new():
     return _NEW15
 
 
-# Long runs without ASCII, where the C tokeniser's normaliser segments are cut somewhere
-# other than the spec (section 2.1) says: see check_segmentation() and --segmentation.
-# Not part of the default run: these are known discrepancies between spec version 1 and
-# the C code, kept here so they can be reproduced.
+# Long runs without ASCII, where the C tokeniser normalises in segments: the result must
+# still be NFKC of the whole text (these once exposed segment cuts that were visible).
 SEG_SPACE = "\u3000"
 SEGMENTATION_CASES = [
     # a Han ideograph early in a segment, then a run of only 65,538 code points without
@@ -425,7 +423,7 @@ def sql_literal(s):
 
 HEADER = """\
 -- Pinned fingerprint vectors of the simhash fingerprint specification, version 1
--- (doc/fingerprint-spec.md).
+-- (README.md, "Fingerprint specification").
 --
 -- THESE VALUES MUST NEVER CHANGE. Users store fingerprints and compare them with
 -- fingerprints computed later; a changed value here means every stored fingerprint of
@@ -869,24 +867,20 @@ def check_unicode_versions(tally):
 
 
 def check_segmentation(tally):
-    """The SEGMENTATION_CASES against the spec (whole-text NFKC) and against the wording
-    proposed for section 2.1 (simhash_ref.proposed_segments), words/1, words/2 and chars/3."""
+    """The SEGMENTATION_CASES against the spec (whole-text NFKC), words/1, words/2 and
+    chars/3: segmenting must not be visible."""
     global MODES
     saved, MODES = MODES, [("words", 1), ("words", 2), ("chars", 3)]
     try:
         pg = pg_results(SEGMENTATION_CASES)
         for name, body in SEGMENTATION_CASES:
-            unspecified = ref.arbitrary_cut_possible([ord(c) for c in body])
             for mode, size in MODES:
                 pfp, pfl = pg[(name, mode, size)][:2]
-                for segmented in (False, True):
+                for segmented in (False,):
                     occ = ref.text_features(body, mode, size, segmented)
                     rfp = ref.hex64(ref.accumulate_unit(occ))
                     rfl = [(f, float(c), "%016x" % ref.feature_hash(f)) for f, c in ref.feature_list(occ)]
-                    what = "%s %s/%d against %s" % (name, mode, size,
-                                                    "the proposed wording" if segmented else
-                                                    "spec v1 (whole-text NFKC%s)" %
-                                                    (", result unspecified" if unspecified else ""))
+                    what = "%s %s/%d against whole-text NFKC" % (name, mode, size)
                     if (rfp, rfl) == (pfp, pfl):
                         tally.ok("%s = %s" % (what, rfp))
                     else:
@@ -918,8 +912,8 @@ def main():
     check_malformed(tally)
     check_extras(tally)
     check_pinned(tally)
-    print("note: documents with non-ASCII runs of 65,536+ code points are normalised in segments "
-          "that spec section 2.1 does not describe exactly; see --segmentation")
+    # long runs without ASCII: segmenting must still equal NFKC of the whole text
+    check_segmentation(tally)
     print("vectors: %d passed, %d failed" % (tally.passed, tally.failed))
     return 1 if tally.failed else 0
 

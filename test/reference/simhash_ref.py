@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference implementation of the simhash fingerprint (spec version 1).
 
-Written from doc/fingerprint-spec.md alone: it shares no code or tables with the C
+Written from README.md ("Fingerprint specification") alone: it shares no code or tables with the C
 extension or with tools/gen_unicode_tables.py. The character classes and the case
 folding are re-derived at start-up from the Unicode 15.0 data files of Debian's
 unicode-data package (/usr/share/unicode, or $SIMHASH_UNICODE_DIR), the way section 3
