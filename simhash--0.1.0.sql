@@ -415,3 +415,9 @@ CREATE FUNCTION @extschema@.simhash_index_pages(index pg_catalog.regclass,
     OUT level pg_catalog.int4, OUT items pg_catalog.int4, OUT next pg_catalog.int8)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.simhash_index_verify(index pg_catalog.regclass,
+    OUT runs pg_catalog.int4, OUT run_entries pg_catalog.int8,
+    OUT pending_entries pg_catalog.int8, OUT heap_tuples_checked pg_catalog.int8)
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+COMMENT ON FUNCTION @extschema@.simhash_index_verify(pg_catalog.regclass)
+    IS 'check a simhash index''s structure and that every live row is in it; errors on corruption';

@@ -1,0 +1,353 @@
+/*
+ * mih_verify.c
+ *		simhash_index_verify(): check a simhash index the way amcheck checks
+ *		btrees. The structure: metapage, pending list, and for every run and
+ *		table a B+tree whose leaves are sorted, whose inner keys are the first
+ *		keys of their children, and which holds the same entries as every
+ *		other table of the run. Then that every live heap tuple with a
+ *		non-NULL fingerprint has an entry with that fingerprint.
+ *
+ * Takes a ShareLock on the table (no writes meanwhile) and the index's merge
+ * lock. Any problem is an ERROR with ERRCODE_INDEX_CORRUPTED.
+ */
+#include "mih.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "common/hashfn.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#define corrupt(index, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INDEX_CORRUPTED), \
+			 errmsg("simhash index \"%s\" is corrupted", RelationGetRelationName(index)), \
+			 errdetail(__VA_ARGS__)))
+
+typedef struct TidEntry
+{
+	ItemPointerData tid;		/* key */
+	SimHash		fp;
+	int			count;
+} TidEntry;
+
+typedef struct VerifyState
+{
+	Relation	index;
+	HTAB	   *tids;			/* live index entries of table 0 and pending */
+	int64		heap_checked;
+} VerifyState;
+
+static uint64
+entry_hash(SimHash fp, ItemPointer tid)
+{
+	return hash_bytes_uint32_extended((uint32) (fp ^ (fp >> 32)),
+									  ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
+									  ItemPointerGetOffsetNumber(tid));
+}
+
+static void
+remember(VerifyState *vs, SimHash fp, ItemPointer tid)
+{
+	bool		found;
+	TidEntry   *e = hash_search(vs->tids, tid, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		e->fp = fp;
+		e->count = 0;
+	}
+	e->count++;
+}
+
+static Buffer
+read_page(Relation index, BlockNumber blk, uint16 type)
+{
+	Buffer		buf;
+	Page		page;
+
+	if (blk == InvalidBlockNumber || blk >= RelationGetNumberOfBlocks(index))
+		corrupt(index, "Reference to block %u outside the index.", blk);
+	buf = ReadBuffer(index, blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) || MihPageGetOpaque(page)->type != type ||
+		MihPageGetOpaque(page)->page_id != MIH_PAGE_ID)
+		corrupt(index, "Block %u has page type %u, expected %u.", blk,
+				PageIsNew(page) ? 0 : MihPageGetOpaque(page)->type, type);
+	return buf;
+}
+
+/* Check an inner subtree; returns its first key. */
+static uint64
+verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask)
+{
+	Buffer		buf = read_page(index, blk, MIH_PAGE_INNER);
+	Page		page = BufferGetPage(buf);
+	MihInnerItem *items = MihPageGetInner(page);
+	int			n = MihPageGetNItems(page, sizeof(MihInnerItem));
+	uint64		first;
+
+	if (MihPageGetOpaque(page)->level != level || MihPageGetOpaque(page)->table != table)
+		corrupt(index, "Inner block %u has level %u of table %u, expected level %d of table %d.",
+				blk, MihPageGetOpaque(page)->level, MihPageGetOpaque(page)->table, level, table);
+	if (n < 1 || n > MIH_INNER_PER_PAGE)
+		corrupt(index, "Inner block %u has %d items.", blk, n);
+	first = mih_inner_key(&items[0]);
+	for (int i = 0; i < n; i++)
+	{
+		uint64		key = mih_inner_key(&items[i]);
+		uint64		childfirst;
+
+		CHECK_FOR_INTERRUPTS();
+		if (i > 0 && key < mih_inner_key(&items[i - 1]))
+			corrupt(index, "Inner block %u: keys out of order at item %d.", blk, i);
+		if (level > 1)
+			childfirst = verify_inner(index, items[i].child, level - 1, table, mask);
+		else
+		{
+			Buffer		lbuf = read_page(index, items[i].child, MIH_PAGE_LEAF);
+			Page		lpage = BufferGetPage(lbuf);
+
+			if (MihPageGetNItems(lpage, sizeof(MihEntry)) < 1)
+				corrupt(index, "Leaf block %u is empty.", items[i].child);
+			childfirst = mih_entry_fp(&MihPageGetEntries(lpage)[0]) & mask;
+			UnlockReleaseBuffer(lbuf);
+		}
+		if (childfirst != key)
+			corrupt(index, "Inner block %u item %d: key differs from its child's first key.", blk, i);
+	}
+	UnlockReleaseBuffer(buf);
+	return first;
+}
+
+/* Walk a table's leaves; returns the number of entries and an order-free checksum. */
+static int64
+verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
+			  uint64 *checksum, bool remember_live)
+{
+	Relation	index = vs->index;
+	int64		n = 0;
+	bool		have_prev = false;
+	SimHash		prevfp = 0;
+	ItemPointerData invalid;	/* dead entries are dead in every table */
+
+	*checksum = 0;
+	ItemPointerSetInvalid(&invalid);
+	for (BlockNumber blk = hdr->first_leaf[table]; blk != InvalidBlockNumber;)
+	{
+		Buffer		buf = read_page(index, blk, MIH_PAGE_LEAF);
+		Page		page = BufferGetPage(buf);
+		MihEntry   *entries = MihPageGetEntries(page);
+		int			cnt = MihPageGetNItems(page, sizeof(MihEntry));
+
+		CHECK_FOR_INTERRUPTS();
+		if (MihPageGetOpaque(page)->table != table)
+			corrupt(index, "Leaf block %u belongs to table %u, reached from table %d.",
+					blk, MihPageGetOpaque(page)->table, table);
+		if (cnt < 1 || cnt > MIH_ENTRIES_PER_PAGE)
+			corrupt(index, "Leaf block %u has %d entries.", blk, cnt);
+		for (int i = 0; i < cnt; i++)
+		{
+			SimHash		fp = mih_entry_fp(&entries[i]);
+			ItemPointer tid = &entries[i].tid;
+
+			if (have_prev)
+			{
+				uint64		pk = prevfp & mask,
+							k = fp & mask;
+
+				if (pk > k || (pk == k && prevfp > fp))
+					corrupt(index, "Leaf block %u entry %d of table %d is out of order.", blk, i, table);
+			}
+			have_prev = true;
+			prevfp = fp;
+			*checksum += ItemPointerIsValid(tid) ? entry_hash(fp, tid) : entry_hash(fp, &invalid);
+			if (remember_live && ItemPointerIsValid(tid))
+				remember(vs, fp, tid);
+			n++;
+		}
+		blk = MihPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	return n;
+}
+
+static void
+verify_run(VerifyState *vs, const MihMetaPageData *meta, BlockNumber runhead, int64 expected)
+{
+	Relation	index = vs->index;
+	Buffer		buf = read_page(index, runhead, MIH_PAGE_RUNHEAD);
+	MihRunHeader hdr;
+	uint64		checksum0 = 0;
+
+	memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
+	UnlockReleaseBuffer(buf);
+	if (hdr.ntables != meta->nblocks)
+		corrupt(index, "Run at block %u has %u tables, the index %u blocks.",
+				runhead, hdr.ntables, meta->nblocks);
+	if (hdr.nentries != expected)
+		corrupt(index, "Run at block %u holds %lld entries, the metapage says %lld.",
+				runhead, (long long) hdr.nentries, (long long) expected);
+	for (int j = 0; j < hdr.ntables; j++)
+	{
+		uint64		checksum;
+		int64		n;
+
+		if (hdr.height[j] > 0)
+			verify_inner(index, hdr.root[j], hdr.height[j], j, meta->masks[j]);
+		else if (hdr.root[j] != hdr.first_leaf[j])
+			corrupt(index, "Run at block %u table %d: a leaf root must be the first leaf.", runhead, j);
+		n = verify_leaves(vs, &hdr, j, meta->masks[j], &checksum, j == 0);
+		if (n != hdr.nentries)
+			corrupt(index, "Run at block %u table %d holds %lld entries, expected %lld.",
+					runhead, j, (long long) n, (long long) hdr.nentries);
+		if (j == 0)
+			checksum0 = checksum;
+		else if (checksum != checksum0)
+			corrupt(index, "Run at block %u: table %d does not hold the same entries as table 0.",
+					runhead, j);
+	}
+}
+
+static void
+verify_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+				bool tupleIsAlive, void *state)
+{
+	VerifyState *vs = (VerifyState *) state;
+	TidEntry   *e;
+
+	if (isnull[0] || !tupleIsAlive)
+		return;
+	vs->heap_checked++;
+	e = hash_search(vs->tids, tid, HASH_FIND, NULL);
+	if (e == NULL)
+		corrupt(index, "Heap tuple (%u,%u) has no index entry.",
+				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+	if (e->fp != DatumGetSimHash(values[0]))
+		corrupt(index, "Heap tuple (%u,%u) is indexed with another fingerprint.",
+				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+}
+
+PG_FUNCTION_INFO_V1(simhash_index_verify);
+Datum
+simhash_index_verify(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid = IndexGetRelation(indexoid, false);
+	Relation	heap = table_open(heapoid, ShareLock);
+	Relation	index = index_open(indexoid, AccessShareLock);
+	VerifyState vs;
+	HASHCTL		ctl;
+	Buffer		metabuf;
+	MihMetaPageData meta;
+	uint64		allbits = 0;
+	int64		pending = 0;
+	uint32		pending_pages = 0;
+	BlockNumber last = InvalidBlockNumber;
+	IndexInfo  *indexInfo;
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	int64		run_total = 0;
+	AclResult	aclresult;
+
+	if (index->rd_indam->ambuild != mih_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(heapoid));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+
+	memset(&vs, 0, sizeof(vs));
+	vs.index = index;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(TidEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	vs.tids = hash_create("simhash verify", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	metabuf = read_page(index, MIH_METAPAGE_BLKNO, MIH_PAGE_META);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	memcpy(&meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
+	UnlockReleaseBuffer(metabuf);
+
+	if (meta.nblocks < MIH_MIN_BLOCKS || meta.nblocks > MIH_MAX_BLOCKS ||
+		meta.nruns > MIH_MAX_RUNS || meta.nretired > MIH_MAX_RETIRED)
+		corrupt(index, "Metapage: %u blocks, %u runs, %u retired.",
+				meta.nblocks, meta.nruns, meta.nretired);
+	for (int j = 0; j < meta.nblocks; j++)
+	{
+		if (meta.masks[j] == 0 || (allbits & meta.masks[j]) != 0)
+			corrupt(index, "Block mask %d is empty or overlaps another.", j);
+		allbits |= meta.masks[j];
+	}
+	if (allbits != ~UINT64CONST(0))
+		corrupt(index, "The block masks do not cover all 64 bits.");
+
+	/* the pending list */
+	for (BlockNumber blk = meta.pending_head; blk != InvalidBlockNumber;)
+	{
+		Buffer		buf = read_page(index, blk, MIH_PAGE_PENDING);
+		Page		page = BufferGetPage(buf);
+		MihEntry   *entries = MihPageGetEntries(page);
+		int			n = MihPageGetNItems(page, sizeof(MihEntry));
+
+		if (n < 0 || n > MIH_ENTRIES_PER_PAGE)
+			corrupt(index, "Pending block %u has %d entries.", blk, n);
+		for (int i = 0; i < n; i++)
+			if (ItemPointerIsValid(&entries[i].tid))
+				remember(&vs, mih_entry_fp(&entries[i]), &entries[i].tid);
+		pending += n;
+		pending_pages++;
+		last = blk;
+		blk = MihPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		if (pending_pages > RelationGetNumberOfBlocks(index))
+			corrupt(index, "The pending list has a cycle.");
+	}
+	if (last != meta.pending_tail)
+		corrupt(index, "The pending list ends at block %u, the metapage says %u.",
+				last, meta.pending_tail);
+	if (pending != meta.pending_entries || pending_pages != meta.pending_pages)
+		corrupt(index, "The pending list holds %lld entries on %u pages, the metapage says %lld on %u.",
+				(long long) pending, pending_pages,
+				(long long) meta.pending_entries, meta.pending_pages);
+
+	/* the runs */
+	for (int r = 0; r < meta.nruns; r++)
+	{
+		if (r > 0 && meta.run_entries[r] > meta.run_entries[r - 1])
+			corrupt(index, "The run list is not sorted by size.");
+		verify_run(&vs, &meta, meta.runs[r], meta.run_entries[r]);
+		run_total += meta.run_entries[r];
+	}
+
+	/* every live heap tuple is in the index with its fingerprint */
+	indexInfo = BuildIndexInfo(index);
+	table_index_build_scan(heap, index, indexInfo, false, false,
+						   verify_callback, &vs, NULL);
+
+	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+
+	values[0] = Int32GetDatum(meta.nruns);
+	values[1] = Int64GetDatum(run_total);
+	values[2] = Int64GetDatum(pending);
+	values[3] = Int64GetDatum(vs.heap_checked);
+	index_close(index, AccessShareLock);
+	table_close(heap, ShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
