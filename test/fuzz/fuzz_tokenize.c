@@ -1,0 +1,152 @@
+/*
+ * fuzz_tokenize.c
+ *		libFuzzer target for sh_tokenize() (src/tokenize.c, frontend build).
+ *
+ * Input: byte 0 picks the mode (bit 0: 0 = words, 1 = chars) and the size
+ * ((byte >> 1) % 32 + 1); the rest is the document, arbitrary bytes. NUL
+ * bytes are turned into spaces first: PostgreSQL text cannot hold NUL, and
+ * the tokeniser is only ever given text.
+ *
+ * Checks, each failing with abort() and a description on stderr:
+ *  1. every feature obeys the spec (tok_check.h: valid UTF-8, no separator
+ *     except single spaces where the mode puts them, token shape, exact
+ *     size except for the only feature of a short document);
+ *  2. determinism: a second run gives the same feature sequence;
+ *  3. the same sequence as the reference tokeniser of tok_check.h (whole
+ *     text NFKC in one call, no segments, no fast paths);
+ *  4. across modes: the size-1 word tokens, concatenated, equal the size-1
+ *     character stream with its spaces removed;
+ *  5. pure-ASCII input with its letters uppercased gives the same features.
+ */
+#include "tok_check.h"
+
+#include <ctype.h>
+
+static void
+collect(const char *text, size_t len, ShFeatureKind kind, int size,
+		TcFeatures *out)
+{
+	tcf_init(out, kind, size, true, true);
+	sh_tokenize(text, len, kind, size, tcf_emit, out);
+	tcf_finish(out);
+}
+
+static void
+die(const char *what, const char *detail, ShFeatureKind kind, int size,
+	const char *text, size_t len)
+{
+	fprintf(stderr, "\nfuzz_tokenize: %s: %s\n  mode %s, size %d\n", what, detail,
+			kind == SH_FEATURES_WORDS ? "words" : "chars", size);
+	tc_hexdump(stderr, "  text", text, len);
+	abort();
+}
+
+static void
+check_features(const TcFeatures *f, const char *text, size_t len)
+{
+	if (f->err[0])
+		die("spec violation", f->err, f->kind, f->size, text, len);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	ShFeatureKind kind;
+	int			n;
+	char	   *text;
+	size_t		len;
+	bool		ascii = true;
+	TcFeatures	a,
+				b,
+				ref,
+				w1,
+				c1;
+	TcRef		r;
+	char		why[512];
+
+	if (size < 1)
+		return 0;
+	kind = (data[0] & 1) ? SH_FEATURES_CHARS : SH_FEATURES_WORDS;
+	n = (data[0] >> 1) % SH_MAX_NGRAM + 1;
+	len = size - 1;
+	text = malloc(len + 1);
+	if (text == NULL)
+		abort();
+	for (size_t i = 0; i < len; i++)
+	{
+		text[i] = data[1 + i] ? (char) data[1 + i] : ' ';
+		if (data[1 + i] >= 0x80)
+			ascii = false;
+	}
+	text[len] = '\0';
+
+	/* 1 + 2 */
+	collect(text, len, kind, n, &a);
+	check_features(&a, text, len);
+	collect(text, len, kind, n, &b);
+	if (!tcf_same(&a, &b, why, sizeof(why)))
+		die("not deterministic", why, kind, n, text, len);
+	tcf_free(&b);
+
+	/* 3 */
+	tcref_build(&r, text, len, true);
+	tcf_init(&ref, kind, n, true, false);
+	tcref_features(&r, kind, n, tcf_emit, &ref);
+	if (!tcf_same(&a, &ref, why, sizeof(why)))
+		die("differs from the reference (tokenizer vs reference)", why, kind, n, text, len);
+	tcf_free(&ref);
+	tcref_free(&r);
+
+	/* 4 */
+	collect(text, len, SH_FEATURES_WORDS, 1, &w1);
+	check_features(&w1, text, len);
+	collect(text, len, SH_FEATURES_CHARS, 1, &c1);
+	check_features(&c1, text, len);
+	{
+		TcBuf		x = {0},
+					y = {0};
+
+		for (size_t i = 0; i < w1.nends; i++)
+		{
+			const char *p;
+			size_t		l;
+
+			tcf_get(&w1, i, &p, &l);
+			tcbuf_append(&x, p, l);
+		}
+		for (size_t i = 0; i < c1.nends; i++)
+		{
+			const char *p;
+			size_t		l;
+
+			tcf_get(&c1, i, &p, &l);
+			if (!(l == 1 && p[0] == ' '))
+				tcbuf_append(&y, p, l);
+		}
+		if (x.len != y.len || (x.len > 0 && memcmp(x.data, y.data, x.len) != 0))
+			die("words tokens and chars stream disagree", "concatenations differ",
+				kind, n, text, len);
+		free(x.data);
+		free(y.data);
+	}
+	tcf_free(&w1);
+	tcf_free(&c1);
+
+	/* 5 */
+	if (ascii)
+	{
+		char	   *upper = malloc(len + 1);
+
+		for (size_t i = 0; i <= len; i++)
+			upper[i] = (text[i] >= 'a' && text[i] <= 'z') ? text[i] - 'a' + 'A' : text[i];
+		collect(upper, len, kind, n, &b);
+		if (!tcf_same(&a, &b, why, sizeof(why)))
+			die("uppercased ASCII gives other features", why, kind, n, text, len);
+		tcf_free(&b);
+		free(upper);
+	}
+
+	tcf_free(&a);
+	free(text);
+	return 0;
+}
