@@ -777,11 +777,16 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 	for (int r = snap.nruns - 1; r >= 0; r--)
 	{
 		int64		size = snap.run_entries[r];
+		int			nchosen = snap.nruns - 1 - r;
 
-		if (!from_vacuum && total + size > MIH_MAX_INLINE_MERGE)
-			break;
-		if (size > 2 * total && snap.nruns < MIH_MAX_RUNS - 2)
-			break;
+		/* the run list is full: merge the smallest runs whatever it costs */
+		if (snap.nruns - nchosen < MIH_MAX_RUNS - 2)
+		{
+			if (!from_vacuum && total + size > MIH_MAX_INLINE_MERGE)
+				break;
+			if (size > 2 * total)
+				break;
+		}
 		chosen[r] = true;
 		total += size;
 	}
