@@ -280,6 +280,8 @@ extern char *mih_buildphasename(int64 phasenum);
 
 /* ---- mih_cost.c: shared with the planner support ---- */
 extern double mih_probes_per_table(int blockbits, int s);
+extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
+							 double *full_pages, double *probe_entries, bool *fullscan);
 extern double hamming_within_prob(int radius);
 extern double mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
 									 SimHash center, int radius);

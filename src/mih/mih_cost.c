@@ -104,6 +104,43 @@ mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
 	return sel;
 }
 
+/*
+ * Pages a search of radius r reads by probing, and by reading table 0 of
+ * every run whole instead. The scan probes only while that is cheaper (and
+ * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
+ * the same figures, so the two always agree.
+ */
+void
+mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
+				 double *full_pages, double *probe_entries, bool *fullscan)
+{
+	int			m = Max(meta->nblocks, 1);
+	int			s = Max(radius, 0) / m;
+	double		maxprobes = 0;
+
+	*probe_pages = *full_pages = *probe_entries = 0;
+	for (int j = 0; j < m; j++)
+		maxprobes = Max(maxprobes, mih_probes_per_table(pg_popcount64(meta->masks[j]), s));
+	for (int r = 0; r < meta->nruns; r++)
+	{
+		double		n = Max(meta->run_entries[r], 1);
+		double		height = ceil(log(n / MIH_ENTRIES_PER_PAGE + 1) / log(MIH_INNER_PER_PAGE));
+
+		*full_pages += ceil(n / MIH_ENTRIES_PER_PAGE);
+		for (int j = 0; j < m; j++)
+		{
+			int			bits = pg_popcount64(meta->masks[j]);
+			double		probes = mih_probes_per_table(bits, s);
+			double		perprobe = n / pow(2.0, bits);
+
+			*probe_pages += probes * (height + 1 + perprobe / MIH_ENTRIES_PER_PAGE);
+			*probe_entries += probes * perprobe;
+		}
+	}
+	*fullscan = radius >= SIMHASH_BITS || maxprobes > MIH_MAX_PROBES ||
+		*probe_pages > *full_pages;
+}
+
 /* The radius of an index qual "fp <@ ball" when it is known at plan time. */
 static int
 qual_radius(Node *ballarg, bool *known)
@@ -140,9 +177,8 @@ mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	MihMetaPageData meta;
 	double		ntuples = Max(index->tuples, 1);
 	int			radius = SIMHASH_BITS;
-	double		pages = 0;		/* leaf and pending pages, read at random */
+	double		pages = 0;		/* pages read at random */
 	double		seqpages = 0;	/* leaves read in order (full scan) */
-	double		descents = 0;	/* inner pages, nearly always cached */
 	double		examined = 0;
 	double		spc_random_page_cost;
 	double		spc_seq_page_cost;
@@ -175,34 +211,26 @@ mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	UnlockReleaseBuffer(metabuf);
 	relation_close(rel, AccessShareLock);
 
-	if (radius < 0)
-		;						/* nothing to read but the metapage */
-	else
+	if (radius >= 0)
 	{
-		int			m = Max(meta.nblocks, 1);
-		int			s = radius / m;
-		double		blockbits = (double) SIMHASH_BITS / m;
-		double		probes = mih_probes_per_table((int) blockbits, s);
-		int			nruns = Max(meta.nruns, 1);
-		double		perrun = ntuples / nruns;
+		double		probe_pages,
+					full_pages,
+					probe_entries;
+		bool		fullscan;
 
+		mih_search_pages(&meta, radius, &probe_pages, &full_pages, &probe_entries, &fullscan);
 		pages += meta.pending_pages;
 		examined += meta.pending_entries;
-		if (radius >= SIMHASH_BITS || probes > MIH_MAX_PROBES)
+		if (fullscan)
 		{
-			seqpages += ntuples / MIH_ENTRIES_PER_PAGE + nruns;
+			seqpages += full_pages;
 			examined += ntuples;
 		}
 		else
 		{
-			double		height = 1 + Max(0.0, ceil(log(perrun / MIH_ENTRIES_PER_PAGE + 1) /
-												   log(MIH_INNER_PER_PAGE)));
-			double		perprobe = perrun / pow(2.0, blockbits);
-
-			/* one descent per probe, then the leaves the probe value fills */
-			descents += nruns * m * probes * (height - 1);
-			pages += nruns * m * probes * (1 + perprobe / MIH_ENTRIES_PER_PAGE);
-			examined += nruns * m * probes * perprobe;
+			/* inner pages of the descents are nearly always cached */
+			pages += probe_pages;
+			examined += probe_entries;
 		}
 	}
 
@@ -210,7 +238,7 @@ mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							  &spc_seq_page_cost);
 	*indexStartupCost = 0;
 	*indexTotalCost = pages * spc_random_page_cost + seqpages * spc_seq_page_cost +
-		(descents + examined) * cpu_operator_cost +
+		examined * cpu_operator_cost +
 		costs.numIndexTuples * cpu_index_tuple_cost;
 	*indexSelectivity = costs.indexSelectivity;
 	*indexCorrelation = 0;

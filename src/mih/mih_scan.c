@@ -195,7 +195,6 @@ start_scan(Relation index, MihScanOpaque so)
 	so->nruns = meta->nruns;
 	memcpy(so->runs, meta->runs, meta->nruns * sizeof(BlockNumber));
 	so->pending_next = meta->pending_head;
-	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 
 	for (int i = 1; i < so->nballs; i++)
 		if (so->radii[i] < so->radii[best])
@@ -204,10 +203,15 @@ start_scan(Relation index, MihScanOpaque so)
 	so->r = so->radii[best];
 	so->s = so->r / so->nblocks;
 
-	so->fullscan = (so->r >= SIMHASH_BITS);
-	for (int j = 0; j < so->nblocks && !so->fullscan; j++)
-		if (mih_probes_per_table(pg_popcount64(so->masks[j]), so->s) > MIH_MAX_PROBES)
-			so->fullscan = true;
+	{
+		double		probe_pages,
+					full_pages,
+					probe_entries;
+
+		mih_search_pages(meta, so->r, &probe_pages, &full_pages, &probe_entries,
+						 &so->fullscan);
+	}
+	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 
 	old = MemoryContextSwitchTo(so->cxt);
 	if (!so->fullscan)
