@@ -1,9 +1,9 @@
 /*
  * tok_check.h
  *		Shared by fuzz_tokenize.c and tokenize_unit.c: a feature collector
- *		that checks every feature against the rules of doc/fingerprint-spec.md
- *		as it is emitted, and a reference tokeniser written straight from that
- *		specification.
+ *		that checks every feature against the rules of the fingerprint
+ *		specification (README.md, "Fingerprint specification") as it is
+ *		emitted, and a reference tokeniser written straight from that text.
  *
  * The reference deliberately shares nothing with src/tokenize.c except the
  * frozen data the specification names (the class and folding tables of
@@ -250,7 +250,7 @@ tcf_fail(TcFeatures *f, const char *feature, size_t len, const char *fmt,...)
 }
 
 /*
- * The rules every single feature must obey (spec sections 3 and 4):
+ * The rules every single feature must obey (specification items 4 and 5):
  *  - not empty, valid UTF-8;
  *  - no separator or ignorable code point, except U+0020 SPACE, and spaces
  *    only where the mode puts them: between the tokens of a word n-gram
@@ -478,7 +478,8 @@ tcf_same(const TcFeatures *a, const TcFeatures *b, char *why, size_t whylen)
 /* ---- the reference tokeniser ---- */
 
 /*
- * The document after section 2 and 3 of the spec, for both modes at size 1:
+ * The document after items 1 to 4 of the specification, for both modes at
+ * size 1:
  * tokens (words mode) and the collapsed character stream (chars mode).
  */
 typedef struct TcRef
