@@ -216,6 +216,12 @@ TMPFILES+=("$SQLFILE" "$OUTFILE")
 	done
 } >"$SQLFILE"
 
+# the library the server loads, when it is on this machine: say which build was measured,
+# and notice a `make install` during the run (the session keeps the library it loaded first)
+LIB="$(pg_config --pkglibdir 2>/dev/null || echo /nonexistent)/simhash.so"
+lib_id() { [ -f "$LIB" ] && echo "$(date -u -r "$LIB" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIB" | cut -c1-12)"; }
+LIB_BEFORE=$(lib_id || true)
+
 echo "timing ${#FUNCS[@]} expressions: 1 warm-up + $RUNS runs each over $ROWS rows ..." >&2
 psql_b -tA -f "$SQLFILE" >"$OUTFILE"
 
@@ -224,12 +230,12 @@ CPU=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//' || true)
 PGVER=$(psql_b -tAc "SELECT version()")
 EXTVER=$(psql_b -tAc "SELECT extversion FROM pg_extension WHERE extname = 'simhash'")
 STORAGE_DESC=$(psql_b -tAc "SELECT CASE a.attstorage WHEN 'x' THEN 'extended, ' || current_setting('default_toast_compression') WHEN 'e' THEN 'external (uncompressed)' WHEN 'm' THEN 'main' ELSE 'plain' END FROM pg_attribute a WHERE a.attrelid = 'bench_docs'::regclass AND a.attname = 'body'")
-# the library the server loads, when it is on this machine (another build may be installed
-# while the checkout changes: say which one was measured)
-LIB="$(pg_config --pkglibdir 2>/dev/null || echo /nonexistent)/simhash.so"
 LIBDESC="(not on this machine)"
-if [ -f "$LIB" ]; then
-	LIBDESC="$LIB, $(date -u -r "$LIB" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIB" | cut -c1-12)"
+if [ -n "$LIB_BEFORE" ]; then
+	LIBDESC="$LIB, $LIB_BEFORE"
+	if [ "$(lib_id || true)" != "$LIB_BEFORE" ]; then
+		LIBDESC="$LIBDESC (WARNING: replaced during the run)"
+	fi
 fi
 GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV="$GITREV+dirty(src)"; fi
