@@ -549,12 +549,18 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 			feed_ascii(&t, s + i, len - i);
 			break;
 		}
-		/* keep the ASCII character before the non-ASCII run for NFKC */
-		segstart = (j > i) ? j - 1 : j;
+		/*
+		 * Keep the ASCII character before the non-ASCII run for NFKC (a
+		 * combining mark may compose with it); not a NUL, which would end the
+		 * normaliser's input (text never holds one, but keep every byte
+		 * string well defined).
+		 */
+		segstart = (j > i && s[j - 1] != 0) ? j - 1 : j;
 		feed_ascii(&t, s + i, segstart - i);
 		if (wbuf == NULL)
 		{
-			wbufcap = SEGMENT_TARGET_CPS + 1;
+			/* no more code points than bytes: short texts get a small buffer */
+			wbufcap = Min(SEGMENT_TARGET_CPS, len - segstart) + 2;
 			wbuf = palloc(wbufcap * sizeof(pg_wchar));
 		}
 		CHECK_FOR_INTERRUPTS();
