@@ -1,0 +1,394 @@
+# The simhash index on a streaming standby, and unlogged simhash indexes.
+#
+# Every page change of the index is WAL-logged (GenericXLog, and
+# log_newpage_range after CREATE INDEX), so a standby replaying the WAL must
+# hold the same index as the primary and answer the same. The nodes run with
+# wal_consistency_checking = 'generic': the standby compares every page it
+# replays with the full-page image the primary logged with the record, and
+# stops with "inconsistent page found" on any difference.
+#
+# Unlogged tables: their index lives in the main fork, reset from the INIT
+# fork (written by ambuildempty) after a crash, and must work afterwards.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(time sleep);
+
+my $t_start = time;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf(
+	'postgresql.conf', q{
+wal_consistency_checking = 'generic'
+autovacuum = off
+shared_buffers = 32MB
+max_connections = 20
+log_statement = none
+});
+$primary->start;
+$primary->safe_psql(
+	'postgres', q{
+CREATE EXTENSION simhash;
+CREATE FUNCTION rfp() RETURNS simhash LANGUAGE sql VOLATILE
+  AS $$ SELECT (('x' || md5(random()::text || clock_timestamp()::text))::bit(64)::bigint)::simhash $$;
+CREATE FUNCTION flip(simhash, int) RETURNS simhash LANGUAGE sql VOLATILE STRICT
+  AS $$ SELECT ($1::bigint # coalesce((SELECT bit_or(1::bigint << floor(random() * 64)::int)
+                                         FROM generate_series(1, $2)), 0))::simhash $$;
+CREATE TABLE qs (qid serial PRIMARY KEY, center simhash NOT NULL, r int NOT NULL);
+});
+
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->start;
+is($standby->safe_psql('postgres', 'SHOW wal_consistency_checking'),
+	'generic', 'the standby checks every replayed generic WAL record against a page image');
+
+my $has_verify =
+  $primary->safe_psql('postgres', "SELECT to_regproc('simhash_index_verify') IS NOT NULL") eq 't';
+note($has_verify
+	? 'simhash_index_verify() exists: called on the primary'
+	: 'simhash_index_verify() does not exist yet: structural checks skipped');
+
+# ---- helpers
+
+# Wait until the standby has replayed everything the primary wrote, failing
+# at once (instead of after the long default timeout) if replay stopped.
+sub catchup
+{
+	my ($label) = @_;
+	my $lsn = $primary->lsn('insert');
+	my $deadline = time + 180;
+	while (time < $deadline)
+	{
+		my $log = slurp_file($standby->logfile);
+		if ($log =~ /(.*(?:inconsistent page found|PANIC|startup process .* exited|TRAP:).*)/)
+		{
+			fail("$label: standby replays the WAL");
+			diag("standby log: $1");
+			diag(join("\n", grep { /FATAL|PANIC|inconsistent|CONTEXT|TRAP/ } split /\n/, $log));
+			done_testing();
+			exit 1;
+		}
+		my ($ret, $out) =
+		  $standby->psql('postgres', "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn");
+		if ($ret == 0 && $out eq 't')
+		{
+			pass("$label: standby replayed up to $lsn");
+			return;
+		}
+		sleep(0.2);
+	}
+	fail("$label: standby replays the WAL (timed out)");
+}
+
+my %modes = (
+	index => 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexscan = on;',
+	bitmap => 'SET enable_seqscan = off; SET enable_indexscan = off; SET enable_bitmapscan = on;',
+	seq => 'SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;');
+
+# centres: rows of the table, near-duplicates of rows, random; radii 0..12
+sub make_queries
+{
+	my ($node, $tbl, $ncenters) = @_;
+	my $rows = int($ncenters * 0.6);
+	my $near = int($ncenters * 0.25);
+	my $rand = $ncenters - $rows - $near;
+	$node->safe_psql(
+		'postgres', qq{
+TRUNCATE qs;
+WITH c AS (
+  (SELECT fp AS center FROM $tbl WHERE fp IS NOT NULL ORDER BY random() LIMIT $rows)
+  UNION ALL
+  (SELECT flip(fp, 1 + (random() * 5)::int) FROM $tbl WHERE fp IS NOT NULL ORDER BY random() LIMIT $near)
+  UNION ALL
+  SELECT rfp() FROM generate_series(1, $rand))
+INSERT INTO qs (center, r) SELECT center, r FROM c, generate_series(0, 12) r ORDER BY center, r;
+ANALYZE qs;
+});
+}
+
+sub answers
+{
+	my ($node, $mode, $tbl, $idx) = @_;
+	my $sql = qq{
+SELECT q.qid, q.center, q.r, count(m.id), coalesce(sum(m.id), 0),
+       md5(coalesce(string_agg(m.id::text, ',' ORDER BY m.id), ''))
+FROM qs q LEFT JOIN LATERAL
+     (SELECT x.id FROM $tbl x WHERE x.fp <@ hamming_ball(q.center, q.r)) m ON true
+GROUP BY q.qid ORDER BY q.qid};
+	my $plan = $node->safe_psql('postgres', "$modes{$mode} EXPLAIN (COSTS OFF) $sql");
+	my $uses =
+	    $mode eq 'index' ? $plan =~ /Index Scan using $idx/
+	  : $mode eq 'bitmap' ? $plan =~ /Bitmap Index Scan on $idx/
+	  : $plan !~ /$idx/;
+	ok($uses, $node->name . ": plan on $tbl for the $mode path uses the intended access path")
+	  or diag($plan);
+	return [ split /\n/, $node->safe_psql('postgres', "$modes{$mode} $sql") ];
+}
+
+sub compare_answers
+{
+	my ($label, $got, $want) = @_;
+	my @bad;
+	for my $i (0 .. $#$want)
+	{
+		push @bad, "want: $want->[$i]\n  got: " . ($got->[$i] // '(none)')
+		  if ($got->[$i] // '') ne $want->[$i];
+	}
+	push @bad, "extra rows" if @$got != @$want;
+	is(scalar(@bad), 0, "$label: same answers for " . scalar(@$want) . ' queries')
+	  or diag(join("\n", @bad[ 0 .. ($#bad < 7 ? $#bad : 7) ]));
+}
+
+sub verify
+{
+	my ($node, $label, $tbl, $idx) = @_;
+	return unless $has_verify;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SELECT *, (SELECT count(fp) FROM $tbl) FROM simhash_index_verify('$idx')");
+	is($ret, 0, "$label: simhash_index_verify($idx) succeeds") or diag($err);
+	my @f = split /\|/, $out;
+	is($f[3], $f[4], "$label: verify checked every live row of $tbl with a fingerprint")
+	  if $ret == 0;
+}
+
+# The standby answers what the primary answers: index and bitmap scans on the
+# standby, index scans on the primary, all equal to a sequential scan on the
+# primary; radius 64 returns every fingerprint on the standby.
+sub compare_nodes
+{
+	my ($label, $tbl, $idx, $ncenters) = @_;
+	verify($primary, "$label, primary", $tbl, $idx);
+	make_queries($primary, $tbl, $ncenters);
+	catchup("$label ($tbl)");
+	my $want = answers($primary, 'seq', $tbl, $idx);
+	compare_answers("$label, $tbl, primary index scan", answers($primary, 'index', $tbl, $idx), $want);
+	compare_answers("$label, $tbl, standby index scan", answers($standby, 'index', $tbl, $idx), $want);
+	compare_answers("$label, $tbl, standby bitmap scan", answers($standby, 'bitmap', $tbl, $idx), $want);
+	my $multi = grep { (split /\|/)[3] > 1 } @$want;
+	cmp_ok($multi, '>', $ncenters / 4, "$label, $tbl: $multi queries with several matches");
+
+	my $all = $primary->safe_psql('postgres', "SELECT count(fp) FROM $tbl");
+	is( $standby->safe_psql(
+			'postgres',
+			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ hamming_ball('fedcba9876543210', 64)"),
+		$all,
+		"$label, $tbl: radius 64 on the standby returns all $all fingerprints");
+	my $pi = $primary->safe_psql('postgres', "SELECT * FROM simhash_index_info('$idx')");
+	is($standby->safe_psql('postgres', "SELECT * FROM simhash_index_info('$idx')"),
+		$pi, "$label, $tbl: the standby's metapage equals the primary's ($pi)");
+}
+
+# ---- 1. CREATE INDEX on existing rows: built without WAL, then
+# log_newpage_range. maintenance_work_mem = 1MB holds ~75k entries, so 150k
+# rows make several sorted chunks that are merged (and freed) in the build.
+$primary->safe_psql(
+	'postgres', q{
+CREATE TABLE b (id bigserial PRIMARY KEY, fp simhash);
+INSERT INTO b (fp) SELECT rfp() FROM generate_series(1, 100000);
+INSERT INTO b (fp) SELECT flip(fp, 1 + (id % 5)::int) FROM b WHERE id % 2 = 0;
+INSERT INTO b (fp) SELECT NULL FROM generate_series(1, 50);
+SET maintenance_work_mem = '1MB';
+CREATE INDEX b_fp_idx ON b USING simhash (fp);
+-- a small build (one chunk) with other options
+CREATE TABLE s (id bigserial PRIMARY KEY, fp simhash);
+INSERT INTO s (fp) SELECT rfp() FROM generate_series(1, 3000);
+INSERT INTO s (fp) SELECT flip(fp, 1 + (id % 7)::int) FROM s;
+CREATE INDEX s_fp_idx ON s USING simhash (fp) WITH (blocks = 8, pending_limit = 64);
+});
+compare_nodes('after CREATE INDEX', 'b', 'b_fp_idx', 20);
+compare_nodes('after CREATE INDEX', 's', 's_fp_idx', 30);
+
+# ---- 2. an index built empty and filled by inserts: pending list, merges
+# from inserts (concurrent sessions and batches), deletes, VACUUM (dead
+# entries, merges, page recycling), inserts into recycled pages
+$primary->safe_psql(
+	'postgres', q{
+CREATE TABLE e (id bigserial PRIMARY KEY, fp simhash);
+CREATE INDEX e_fp_idx ON e USING simhash (fp) WITH (pending_limit = 256);
+INSERT INTO e (fp) SELECT rfp() FROM generate_series(1, 2000);
+});
+$primary->pgbench(
+	'-n -c 2 -j 2 -t 1500',
+	0,
+	[qr/processed: 3000/],
+	[qr/^$/],
+	'single-row inserts from two sessions',
+	{
+		'001_ins' => q{
+\set k random(0, 9)
+\set base random(1, 2000)
+INSERT INTO e (fp) VALUES (CASE WHEN :k < 4 THEN rfp()
+  ELSE flip((SELECT fp FROM e WHERE id = :base), :k - 3) END);
+}
+	});
+$primary->safe_psql(
+	'postgres', q{
+INSERT INTO e (fp) SELECT flip(fp, 1 + (id % 4)::int) FROM e WHERE id % 3 = 0;
+INSERT INTO e (fp) SELECT NULL FROM generate_series(1, 30);
+DO $$ BEGIN FOR i IN 1..1500 LOOP INSERT INTO e (fp) VALUES (rfp()); END LOOP; END $$;
+DELETE FROM e WHERE id % 5 = 1;
+VACUUM e;
+DO $$ BEGIN FOR i IN 1..2000 LOOP INSERT INTO e (fp) VALUES (rfp()); END LOOP; END $$;
+DELETE FROM e WHERE id % 7 = 2;
+VACUUM e;
+DO $$ BEGIN FOR i IN 1..700 LOOP INSERT INTO e (fp) VALUES (rfp()); END LOOP; END $$;
+});
+note('e after the workload: ' . $primary->safe_psql('postgres', "SELECT * FROM simhash_index_info('e_fp_idx')"));
+compare_nodes('after inserts, deletes and VACUUM', 'e', 'e_fp_idx', 40);
+
+# the same on the big table built by CREATE INDEX: its one big run is
+# rewritten when VACUUM finds it 10% dead
+$primary->safe_psql(
+	'postgres', q{
+DO $$ BEGIN FOR i IN 1..3000 LOOP INSERT INTO b (fp) VALUES (rfp()); END LOOP; END $$;
+DELETE FROM b WHERE id % 9 = 4;
+VACUUM b;
+INSERT INTO b (fp) SELECT rfp() FROM generate_series(1, 2000);
+DELETE FROM s WHERE id % 4 = 0;
+VACUUM s;
+DO $$ BEGIN FOR i IN 1..1000 LOOP INSERT INTO s (fp) VALUES (rfp()); END LOOP; END $$;
+});
+note('b after the workload: ' . $primary->safe_psql('postgres', "SELECT * FROM simhash_index_info('b_fp_idx')"));
+compare_nodes('after inserts, deletes and VACUUM', 'b', 'b_fp_idx', 20);
+compare_nodes('after inserts, deletes and VACUUM', 's', 's_fp_idx', 30);
+
+# ---- 3. a scan open across merges, on the primary and on the standby
+# On the primary a scan keeps the metapage pinned, and retired pages are only
+# freed under a cleanup lock on it. The standby's scans hold no pin the
+# primary can see: replay must not let a scan read pages freed and reused
+# under it. A cursor reads part of the index, the primary merges runs (which
+# retires, frees and reuses their pages), the standby replays that, then the
+# cursor reads the rest: it must return exactly the rows of its snapshot.
+SKIP:
+{
+	skip 'background_psql is not available', 10
+	  unless PostgreSQL::Test::Cluster->can('background_psql');
+	for my $node ($primary, $standby)
+	{
+		my $label = 'scan open on the ' . $node->name . ' across merges';
+		# a few runs of different sizes, and a pending list
+		$primary->safe_psql('postgres',
+			'DO $$ BEGIN FOR i IN 1..1500 LOOP INSERT INTO e (fp) VALUES (rfp()); END LOOP; END $$');
+		catchup("$label: set-up");
+		note("$label: index when the cursor opens: "
+			  . $node->safe_psql('postgres', "SELECT * FROM simhash_index_info('e_fp_idx')"));
+
+		my $bg = $node->background_psql('postgres', on_error_stop => 0);
+		$bg->query_safe("$modes{index} BEGIN ISOLATION LEVEL REPEATABLE READ;");
+		my $expected = $bg->query_safe('SELECT count(fp) FROM e');
+		my $plan = $bg->query_safe(
+			"EXPLAIN (COSTS OFF) SELECT id FROM e WHERE fp <@ hamming_ball('0000000000000000', 64)");
+		like($plan, qr/Index Scan using e_fp_idx/, "$label: the cursor reads the index")
+		  or diag($plan);
+		$bg->query_safe("DECLARE c CURSOR FOR "
+			  . "SELECT id FROM e WHERE fp <@ hamming_ball('0000000000000000', 64)");
+		my @first = split /\n/, $bg->query_safe('FETCH 10 FROM c');
+
+		# merges on the primary: the runs and pending pages the cursor has
+		# not read yet are retired, and (on the primary only once the cursor
+		# is closed) freed and reused
+		$primary->safe_psql('postgres',
+			'DO $$ BEGIN FOR i IN 1..4000 LOOP INSERT INTO e (fp) VALUES (rfp()); END LOOP; END $$');
+		note("$label: primary index after the merges: "
+			  . $primary->safe_psql('postgres', "SELECT * FROM simhash_index_info('e_fp_idx')"));
+		catchup("$label: merges");
+
+		my ($rest, $ret) = $bg->query('FETCH ALL FROM c');
+		is($ret, 0, "$label: the cursor reads on without error")
+		  or diag($bg->{stderr});
+		my @ids = (@first, split /\n/, $rest);
+		my %seen;
+		my $dups = grep { $seen{$_}++ } @ids;
+		is(scalar(@ids), $expected, "$label: the cursor returns every row of its snapshot ($expected)");
+		is($dups, 0, "$label: and no row twice");
+		$bg->query('COMMIT');
+		$bg->quit;
+	}
+}
+
+# ---- 4. unlogged tables: after a crash their index is reset from the INIT
+# fork and works
+$primary->safe_psql(
+	'postgres', q{
+-- index built on existing rows (no WAL at all)
+CREATE UNLOGGED TABLE u (id bigserial PRIMARY KEY, fp simhash);
+INSERT INTO u (fp) SELECT rfp() FROM generate_series(1, 3000);
+INSERT INTO u (fp) SELECT flip(fp, 1 + (id % 5)::int) FROM u;
+CREATE INDEX u_fp_idx ON u USING simhash (fp) WITH (pending_limit = 256);
+-- index built empty (ambuildempty writes the INIT fork), filled by inserts
+CREATE UNLOGGED TABLE u2 (id bigserial PRIMARY KEY, fp simhash);
+CREATE INDEX u2_fp_idx ON u2 USING simhash (fp) WITH (pending_limit = 64);
+DO $$ BEGIN FOR i IN 1..2000 LOOP INSERT INTO u2 (fp) VALUES (rfp()); END LOOP; END $$;
+INSERT INTO u2 (fp) SELECT flip(fp, 2) FROM u2;
+});
+
+sub check_local
+{
+	my ($label, $tbl, $idx, $ncenters) = @_;
+	verify($primary, $label, $tbl, $idx);
+	make_queries($primary, $tbl, $ncenters);
+	my $want = answers($primary, 'seq', $tbl, $idx);
+	compare_answers("$label, $tbl, index scan", answers($primary, 'index', $tbl, $idx), $want);
+	compare_answers("$label, $tbl, bitmap scan", answers($primary, 'bitmap', $tbl, $idx), $want);
+	my $all = $primary->safe_psql('postgres', "SELECT count(fp) FROM $tbl");
+	is( $primary->safe_psql(
+			'postgres',
+			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ hamming_ball('fedcba9876543210', 64)"),
+		$all,
+		"$label, $tbl: radius 64 returns all $all fingerprints");
+}
+
+check_local('unlogged, before the crash', 'u', 'u_fp_idx', 20);
+check_local('unlogged, before the crash', 'u2', 'u2_fp_idx', 20);
+
+my $log_offset = -s $primary->logfile;
+$primary->stop('immediate');
+$primary->start;
+my $plog = slurp_file($primary->logfile, $log_offset);
+like($plog, qr/redo starts at|redo done at|database system was not properly shut down/,
+	'primary went through crash recovery');
+unlike($plog, qr/inconsistent page found/, 'primary crash recovery: no consistency check failure');
+
+for my $t ([ 'u', 'u_fp_idx' ], [ 'u2', 'u2_fp_idx' ])
+{
+	my ($tbl, $idx) = @$t;
+	is($primary->safe_psql('postgres', "SELECT count(*) FROM $tbl"),
+		0, "unlogged $tbl is empty after the crash");
+	is( $primary->safe_psql(
+			'postgres', "SELECT runs, pending_entries FROM simhash_index_info('$idx')"),
+		'0|0',
+		"$idx is reset to an empty index");
+	is( $primary->safe_psql(
+			'postgres',
+			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ hamming_ball('fedcba9876543210', 64)"),
+		0,
+		"$idx answers nothing");
+	$primary->safe_psql(
+		'postgres', qq{
+DO \$\$ BEGIN FOR i IN 1..1500 LOOP INSERT INTO $tbl (fp) VALUES (rfp()); END LOOP; END \$\$;
+INSERT INTO $tbl (fp) SELECT flip(fp, 1 + (id % 4)::int) FROM $tbl;
+DELETE FROM $tbl WHERE id % 6 = 0;
+VACUUM $tbl;
+INSERT INTO $tbl (fp) SELECT rfp() FROM generate_series(1, 500);
+});
+	check_local('unlogged, after the crash', $tbl, $idx, 20);
+}
+
+# the standby followed the primary through its crash: same answers still
+compare_nodes('after the primary crashed', 'e', 'e_fp_idx', 30);
+
+# ---- the standby never found a replayed page differing from its image
+my $slog = slurp_file($standby->logfile);
+unlike($slog, qr/inconsistent page found/, 'standby log: no WAL consistency check failure');
+unlike($slog, qr/PANIC|TRAP:/, 'standby log: no PANIC or assertion failure');
+
+$standby->stop;
+$primary->stop;
+note(sprintf('021_index_standby ran %.0f s', time - $t_start));
+done_testing();
