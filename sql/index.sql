@@ -788,6 +788,43 @@ SELECT * FROM simhash_index_info('sh_idx_small');
 SELECT * FROM simhash_index_info(NULL);
 DROP TABLE sh_idx_small;
 
+--
+-- Regressions: many conditions on the column (once limited to 8), a pending
+-- list below one page merges at its limit, and an operator class amvalidate
+-- rejects gets a clear error instead of a crash.
+--
+CREATE TABLE sh_idx_many WITH (autovacuum_enabled = false) AS
+    SELECT g AS id, ('x' || left(md5(g::text), 16))::bit(64)::simhash AS fp FROM generate_series(1, 3000) g;
+CREATE INDEX sh_idx_many_fp ON sh_idx_many USING simhash (fp) WITH (pending_limit = 64);
+ANALYZE sh_idx_many;
+SELECT * FROM sh_idx_check($$SELECT id FROM sh_idx_many WHERE fp <~> 'c4ca4238a0b92382' <= 3
+    AND fp <~> 'c4ca4238a0b92382' <= 4 AND fp <~> 'c4ca4238a0b92382' <= 5
+    AND fp <~> 'c4ca4238a0b92382' <= 6 AND fp <~> 'c4ca4238a0b92382' <= 7
+    AND fp <~> 'c4ca4238a0b92382' <= 8 AND fp <~> 'c4ca4238a0b92382' <= 9
+    AND fp <~> 'c4ca4238a0b92382' <= 10 AND fp <~> 'c4ca4238a0b92382' <= 11
+    AND fp <~> 'c4c0000000000000' <= 40$$, 'index', NULL);
+INSERT INTO sh_idx_many SELECT 3000 + g, ('x' || left(md5((3000 + g)::text), 16))::bit(64)::simhash
+FROM generate_series(1, 100) g;
+-- 100 inserts past a limit of 64: one merge made a run of them
+SELECT runs, run_entries, pending_entries FROM simhash_index_info('sh_idx_many_fp');
+SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_idx_many_fp');
+DROP TABLE sh_idx_many;
+SELECT '0123456789abcdef/+3'::hamming_ball;
+SELECT '0123456789abcdef/ 3'::hamming_ball;
+SELECT '0123456789abcdef/-3'::hamming_ball;
+CREATE SCHEMA sh_idx_bogus2;
+CREATE OPERATOR CLASS sh_idx_bogus2.eq_op FOR TYPE simhash USING simhash AS
+    OPERATOR 1 = (simhash, simhash);
+CREATE TABLE sh_idx_bog (fp simhash);
+INSERT INTO sh_idx_bog VALUES ('0123456789abcdef');
+CREATE INDEX sh_idx_bog_fp ON sh_idx_bog USING simhash (fp sh_idx_bogus2.eq_op);
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM sh_idx_bog WHERE fp = '0123456789abcdef';
+SELECT * FROM sh_idx_bog WHERE fp = '0123456789abcdef';
+RESET enable_seqscan;
+DROP TABLE sh_idx_bog;
+DROP SCHEMA sh_idx_bogus2 CASCADE;
+
 DROP FUNCTION sh_idx_cursor_across_merge();
 DROP FUNCTION sh_idx_check(text, text, text), sh_idx_uses_index(text), sh_idx_rows(text),
               sh_idx_path(text), sh_idx_flip(simhash, int, int);

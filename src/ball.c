@@ -9,6 +9,8 @@
  */
 #include "simhash.h"
 
+#include <ctype.h>
+
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
 #include "optimizer/optimizer.h"
@@ -43,6 +45,10 @@ hamming_ball_in(PG_FUNCTION_ARGS)
 	memcpy(hex, str, slash - str);
 	hex[slash - str] = '\0';
 	if (!sh_parse_hex(hex, &center))
+		goto bad;
+	/* an optional minus sign and digits, nothing else (strtol allows more) */
+	if (!(isdigit((unsigned char) slash[1]) ||
+		  (slash[1] == '-' && isdigit((unsigned char) slash[2]))))
 		goto bad;
 	errno = 0;
 	radius = strtol(slash + 1, &end, 10);

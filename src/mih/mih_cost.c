@@ -20,6 +20,7 @@
 #include "access/relation.h"
 #include "catalog/pg_statistic.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "utils/lsyscache.h"
@@ -146,6 +147,9 @@ static int
 qual_radius(Node *ballarg, bool *known)
 {
 	*known = false;
+	/* only a hamming_ball operand has a radius (a broken opclass may differ) */
+	if (get_typlen(exprType(ballarg)) != sizeof(HammingBall))
+		return 3;
 	if (IsA(ballarg, Const) && !((Const *) ballarg)->constisnull)
 	{
 		*known = true;

@@ -684,7 +684,7 @@ read_pending(Relation index, BlockNumber head, BlockNumber stop,
  * metapage buffer is exclusively locked by the caller.
  */
 static BlockNumber
-seal_pending(Relation index, Buffer metabuf, bool seal_tail)
+seal_pending(Relation index, Buffer metabuf)
 {
 	MihMetaPageData *meta = MihPageGetMeta(BufferGetPage(metabuf));
 	Buffer		tailbuf;
@@ -696,8 +696,6 @@ seal_pending(Relation index, Buffer metabuf, bool seal_tail)
 
 	if (meta->pending_tail == InvalidBlockNumber)
 		return InvalidBlockNumber;
-	if (!seal_tail)
-		return meta->pending_tail;
 
 	tailbuf = ReadBuffer(index, meta->pending_tail);
 	LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
@@ -762,7 +760,7 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	mih_check_metapage(index, BufferGetPage(metabuf));
-	stop = seal_pending(index, metabuf, from_vacuum);
+	stop = seal_pending(index, metabuf);
 	meta = MihPageGetMeta(BufferGetPage(metabuf));
 	memcpy(&snap, meta, sizeof(snap));
 	serial = meta->next_serial;

@@ -16,6 +16,7 @@
 
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 typedef enum MihScanPhase
@@ -26,15 +27,13 @@ typedef enum MihScanPhase
 	MIH_SCAN_DONE
 } MihScanPhase;
 
-#define MIH_MAX_BALLS 8
-
 typedef struct MihScanOpaqueData
 {
 	/* the query: every ball must contain the fingerprint */
 	bool		empty;			/* no row can match (NULL or negative radius) */
 	int			nballs;
-	SimHash		centers[MIH_MAX_BALLS];
-	int			radii[MIH_MAX_BALLS];
+	SimHash    *centers;		/* one per scan key, in scan->opaque's context */
+	int		   *radii;
 	/* the ball probed: the one with the smallest radius */
 	SimHash		q;
 	int			r;
@@ -147,6 +146,8 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 
 	so->empty = false;
 	so->nballs = 0;
+	so->centers = MemoryContextAlloc(so->cxt, Max(scan->numberOfKeys, 1) * sizeof(SimHash));
+	so->radii = MemoryContextAlloc(so->cxt, Max(scan->numberOfKeys, 1) * sizeof(int));
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		key = &scan->keyData[i];
@@ -157,19 +158,22 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 			so->empty = true;
 			continue;
 		}
-		if (key->sk_strategy != MIH_STRATEGY_WITHIN)
-			elog(ERROR, "unexpected strategy number %d for a simhash index", key->sk_strategy);
+		/* an operator class amvalidate would reject could hand us anything */
+		if (key->sk_strategy != MIH_STRATEGY_WITHIN ||
+			get_typlen(key->sk_subtype) != sizeof(HammingBall))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash index scans take only fp <@ hamming_ball conditions"),
+					 errhint("Check the operator class with amvalidate().")));
 		ball = DatumGetHammingBall(key->sk_argument);
 		if (ball->radius < 0)
 			so->empty = true;
-		else if (so->nballs < MIH_MAX_BALLS)
+		else
 		{
 			so->centers[so->nballs] = ball->center;
 			so->radii[so->nballs] = Min(ball->radius, SIMHASH_BITS);
 			so->nballs++;
 		}
-		else
-			elog(ERROR, "a simhash index scan takes at most %d conditions", MIH_MAX_BALLS);
 	}
 	/* no condition at all: amoptionalkey is false, but be safe */
 	if (so->nballs == 0 && !so->empty)
