@@ -51,7 +51,7 @@
 #define MIH_MAX_PENDING_LIMIT	(1024 * 1024)
 #define MIH_DEFAULT_PENDING_LIMIT 4096
 #define MIH_MAX_RUNS			48
-#define MIH_MAX_RETIRED			48
+#define MIH_MAX_RETIRED			(MIH_MAX_RUNS + 16)
 /* a search enumerating more probe values than this reads whole tables */
 #define MIH_MAX_PROBES			4096
 /* an insert merges inline only while the merge stays this small */
@@ -71,6 +71,9 @@
 typedef struct MihPageOpaqueData
 {
 	BlockNumber next;			/* pending: next page; leaf: right sibling */
+	uint32		serial;			/* run pages: the run's serial (low 32 bits);
+								 * pending pages: the page's own serial */
+	uint32		next_serial;	/* pending: serial of the next page */
 	uint16		type;			/* MIH_PAGE_* */
 	uint16		table;			/* leaf/inner: which table (block) */
 	uint16		level;			/* inner: 1 = just above the leaves */
@@ -83,7 +86,10 @@ typedef MihPageOpaqueData *MihPageOpaque;
 
 /*
  * An entry: the fingerprint (8 bytes, unaligned) and the heap TID, packed
- * to 14 bytes. A dead entry has an invalid TID.
+ * to 14 bytes. VACUUM marks an entry dead by setting the top bit of the
+ * TID's offset (offsets never reach it), so a dead entry keeps its identity:
+ * a merge can then drop every copy of an entry that a crash left dead in
+ * some tables of a run and live in others.
  */
 typedef struct MihEntry
 {
@@ -114,6 +120,30 @@ mih_entry_set(MihEntry *e, SimHash fp, ItemPointer tid)
 	e->tid = *tid;
 }
 
+#define MIH_DEAD_FLAG	0x8000
+
+static inline bool
+mih_entry_dead(const MihEntry *e)
+{
+	return (e->tid.ip_posid & MIH_DEAD_FLAG) != 0;
+}
+
+static inline void
+mih_entry_set_dead(MihEntry *e)
+{
+	e->tid.ip_posid |= MIH_DEAD_FLAG;
+}
+
+/* the heap TID, without the dead flag */
+static inline ItemPointerData
+mih_entry_tid(const MihEntry *e)
+{
+	ItemPointerData tid = e->tid;
+
+	tid.ip_posid &= ~MIH_DEAD_FLAG;
+	return tid;
+}
+
 static inline uint64
 mih_inner_key(const MihInnerItem *it)
 {
@@ -138,9 +168,13 @@ mih_inner_key(const MihInnerItem *it)
 	(((PageHeader) (page))->pd_lower = MAXALIGN(SizeOfPageHeaderData) + (n) * (itemsize))
 
 /* ---- run header page ---- */
+/* MihRunHeader.flags */
+#define MIH_RUN_VACUUMING	0x0001	/* a bulk delete began marking this run */
+
 typedef struct MihRunHeader
 {
 	uint64		serial;			/* unique in the index, increasing */
+	uint32		flags;			/* MIH_RUN_* */
 	int64		nentries;		/* entries in each table, dead included */
 	int64		ndead;			/* entries marked dead by VACUUM */
 	uint32		npages;			/* pages of the run, header included */
@@ -171,6 +205,7 @@ typedef struct MihMetaPageData
 	uint16		nretired;
 	uint64		masks[MIH_MAX_BLOCKS];	/* bits of each block, disjoint */
 	BlockNumber pending_head;	/* InvalidBlockNumber when empty */
+	uint32		pending_head_serial;	/* serial of the head page */
 	BlockNumber pending_tail;
 	int64		pending_entries;	/* in the whole pending list */
 	uint32		pending_pages;
@@ -178,6 +213,7 @@ typedef struct MihMetaPageData
 	int64		inserts_since_merge;
 	BlockNumber runs[MIH_MAX_RUNS]; /* run header blocks */
 	int64		run_entries[MIH_MAX_RUNS];	/* copy of each run's nentries */
+	uint32		run_serials[MIH_MAX_RUNS];	/* each run's serial, low 32 bits */
 	MihRetired	retired[MIH_MAX_RETIRED];
 } MihMetaPageData;
 
@@ -213,17 +249,19 @@ extern void mih_default_masks(int nblocks, uint64 *masks);
 extern MihOptions *mih_get_options(Relation index);
 extern void mih_check_metapage(Relation index, Page metapage);
 extern void mih_mark_free(Relation index, Buffer buf);
+extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
+						   uint32 serial, int table);
 
 /* ---- mih_run.c: writing, merging and retiring runs ---- */
 typedef struct MihRunWriter MihRunWriter;
 
 /* pages are GenericXLog-logged one by one, or (build) not at all */
 extern MihRunWriter *mih_run_writer_begin(Relation index, int nblocks,
-										  const uint64 *masks, bool wal);
+										  const uint64 *masks, uint64 serial, bool wal);
 extern void mih_run_writer_table(MihRunWriter *w, int table);
 extern void mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid);
 extern void mih_run_writer_end_table(MihRunWriter *w);
-extern BlockNumber mih_run_writer_finish(MihRunWriter *w, uint64 serial, int64 *nentries);
+extern BlockNumber mih_run_writer_finish(MihRunWriter *w, int64 *nentries);
 
 extern void mih_sort_entries(MihEntry *entries, int64 n, uint64 mask);
 extern BlockNumber mih_write_run_from_array(Relation index, int nblocks,

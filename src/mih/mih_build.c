@@ -97,6 +97,7 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	Buffer		metabuf;
 	MihMetaPageData *meta;
 	BlockNumber run = InvalidBlockNumber;
+	uint64		runserial = 0;
 	int64		nentries = 0;
 	MihOptions *opts = mih_get_options(index);
 
@@ -133,8 +134,9 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		if (bs.n > 0)
 		{
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_WRITE);
+			runserial = bs.serial++;
 			run = mih_write_run_from_array(index, bs.nblocks, bs.masks, bs.entries,
-										   bs.n, bs.serial++, false);
+										   bs.n, runserial, false);
 			nentries = bs.n;
 		}
 	}
@@ -142,8 +144,9 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	{
 		flush_chunk(&bs);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_MERGE);
+		runserial = bs.serial++;
 		run = mih_merge_runs(index, bs.nblocks, bs.masks, bs.chunks, bs.nchunks,
-							 NULL, 0, bs.serial++, false, &nentries);
+							 NULL, 0, runserial, false, &nentries);
 		for (int i = 0; i < bs.nchunks; i++)
 			free_chunk(index, bs.chunks[i]);
 	}
@@ -155,6 +158,7 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	{
 		meta->runs[0] = run;
 		meta->run_entries[0] = nentries;
+		meta->run_serials[0] = (uint32) runserial;
 		meta->nruns = 1;
 	}
 	meta->next_serial = bs.serial;

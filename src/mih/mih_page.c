@@ -6,6 +6,7 @@
 #include "mih.h"
 
 #include "access/reloptions.h"
+#include "access/xlog.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 
@@ -17,6 +18,8 @@ mih_init_page(Page page, uint16 type, uint16 table, uint16 level)
 	PageInit(page, BLCKSZ, sizeof(MihPageOpaqueData));
 	opaque = MihPageGetOpaque(page);
 	opaque->next = InvalidBlockNumber;
+	opaque->serial = 0;
+	opaque->next_serial = 0;
 	opaque->type = type;
 	opaque->table = table;
 	opaque->level = level;
@@ -116,6 +119,40 @@ mih_check_metapage(Relation index, Page metapage)
 				 errmsg("simhash index \"%s\" has on-disk version %u, expected %u",
 						RelationGetRelationName(index), meta->version, MIH_VERSION),
 				 errhint("REINDEX the index.")));
+}
+
+/*
+ * Check that a page a scan reached is the one it expects: its type, the
+ * serial of its run (or, on the pending list, its own serial as the previous
+ * page recorded it) and its table. On a hot standby a merge replayed from the
+ * primary may have recycled pages an old query still walks (the primary's
+ * cleanup-lock interlock cannot see standby pins, and generic WAL raises no
+ * recovery conflict): that query is cancelled. On a primary it is corruption.
+ */
+void
+mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
+			   uint32 serial, int table)
+{
+	MihPageOpaque opaque = MihPageGetOpaque(page);
+
+	if (!PageIsNew(page) && opaque->page_id == MIH_PAGE_ID && opaque->type == type &&
+		opaque->serial == serial && (table < 0 || opaque->table == table))
+		return;
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement: simhash index \"%s\" was reorganised under it",
+						RelationGetRelationName(index)),
+				 errdetail("Block %u was recycled by a merge replayed from the primary while this query still needed it.",
+						   blk),
+				 errhint("Retry the query; hot_standby_feedback = on prevents this.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index \"%s\" is corrupted: block %u is not the page expected",
+					RelationGetRelationName(index), blk),
+			 errdetail("Found type %u, serial %u, table %u; expected type %u, serial %u.",
+					   PageIsNew(page) ? 0 : opaque->type, PageIsNew(page) ? 0 : opaque->serial,
+					   PageIsNew(page) ? 0 : opaque->table, type, serial)));
 }
 
 /* Mark a page free (WAL-logged) and tell the free space map. */

@@ -16,6 +16,7 @@
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 /* ---- sorting entries by (fp & mask, fp, tid) ---- */
@@ -58,6 +59,7 @@ struct MihRunWriter
 	int			nblocks;
 	uint64		masks[MIH_MAX_BLOCKS];
 	bool		wal;
+	uint64		serial;			/* of the run: every page carries it */
 
 	MihRunHeader hdr;
 	int64		nentries_table; /* entries written to the current table */
@@ -88,6 +90,7 @@ writer_open_page(MihRunWriter *w, uint16 type, uint16 level)
 	else
 		w->page = BufferGetPage(w->buf);
 	mih_init_page(w->page, type, (uint16) w->table, level);
+	MihPageGetOpaque(w->page)->serial = (uint32) w->serial;
 	w->hdr.npages++;
 }
 
@@ -119,10 +122,12 @@ writer_remember(MihRunWriter *w, uint64 key, BlockNumber blk)
 }
 
 MihRunWriter *
-mih_run_writer_begin(Relation index, int nblocks, const uint64 *masks, bool wal)
+mih_run_writer_begin(Relation index, int nblocks, const uint64 *masks, uint64 serial,
+					 bool wal)
 {
 	MihRunWriter *w = palloc0(sizeof(MihRunWriter));
 
+	w->serial = serial;
 	w->index = index;
 	w->nblocks = nblocks;
 	memcpy(w->masks, masks, nblocks * sizeof(uint64));
@@ -238,13 +243,13 @@ mih_run_writer_end_table(MihRunWriter *w)
 
 /* Write the run header; returns its block. */
 BlockNumber
-mih_run_writer_finish(MihRunWriter *w, uint64 serial, int64 *nentries)
+mih_run_writer_finish(MihRunWriter *w, int64 *nentries)
 {
 	BlockNumber blk;
 
 	w->table = 0;
 	writer_open_page(w, MIH_PAGE_RUNHEAD, 0);
-	w->hdr.serial = serial;
+	w->hdr.serial = w->serial;
 	memcpy(MihPageGetRunHeader(w->page), &w->hdr, sizeof(MihRunHeader));
 	((PageHeader) w->page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihRunHeader);
 	blk = BufferGetBlockNumber(w->buf);
@@ -262,7 +267,7 @@ BlockNumber
 mih_write_run_from_array(Relation index, int nblocks, const uint64 *masks,
 						 MihEntry *entries, int64 n, uint64 serial, bool wal)
 {
-	MihRunWriter *w = mih_run_writer_begin(index, nblocks, masks, wal);
+	MihRunWriter *w = mih_run_writer_begin(index, nblocks, masks, serial, wal);
 
 	for (int j = 0; j < nblocks; j++)
 	{
@@ -273,7 +278,7 @@ mih_write_run_from_array(Relation index, int nblocks, const uint64 *masks,
 		mih_run_writer_end_table(w);
 		CHECK_FOR_INTERRUPTS();
 	}
-	return mih_run_writer_finish(w, serial, NULL);
+	return mih_run_writer_finish(w, NULL);
 }
 
 /* ---- reading leaves in order ---- */
@@ -336,8 +341,70 @@ typedef struct MergeSource
 	MihEntry   *array;			/* ... a sorted array of extra entries */
 	int64		arraypos;
 	int64		arraylen;
+	HTAB	   *dead;			/* entries dead in any table of the run, if
+								 * a bulk delete was cut short on it */
 	MihEntry	cur;			/* current head, copied */
 } MergeSource;
+
+/* Key of the set of entries that are dead in some table of a run. */
+typedef struct DeadKey
+{
+	SimHash		fp;
+	BlockNumber block;
+	OffsetNumber offset;
+	uint16		pad;			/* zeroed: the key is hashed as bytes */
+} DeadKey;
+
+static void
+dead_key(DeadKey *key, const MihEntry *e)
+{
+	ItemPointerData tid = mih_entry_tid(e);
+
+	memset(key, 0, sizeof(*key));
+	key->fp = mih_entry_fp(e);
+	key->block = ItemPointerGetBlockNumber(&tid);
+	key->offset = ItemPointerGetOffsetNumber(&tid);
+}
+
+/*
+ * A bulk delete interrupted by a crash leaves some entries marked dead in
+ * some tables of a run and not yet in others. Before such a run is merged,
+ * collect every entry dead in any of its tables, so that the merge drops all
+ * copies and the new run's tables hold the same entries.
+ */
+static HTAB *
+collect_dead(Relation index, const MihRunHeader *hdr)
+{
+	HASHCTL		ctl;
+	HTAB	   *dead;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(DeadKey);
+	ctl.entrysize = sizeof(DeadKey);
+	ctl.hcxt = CurrentMemoryContext;
+	dead = hash_create("simhash dead entries", 1024, &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (int j = 0; j < hdr->ntables; j++)
+	{
+		MihLeafIter it;
+		MihEntry   *e;
+
+		mih_leaf_iter_begin(&it, index, hdr->first_leaf[j]);
+		while ((e = mih_leaf_iter_next(&it)) != NULL)
+		{
+			if (mih_entry_dead(e))
+			{
+				DeadKey		key;
+
+				dead_key(&key, e);
+				hash_search(dead, &key, HASH_ENTER, NULL);
+			}
+		}
+		mih_leaf_iter_end(&it);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return dead;
+}
 
 typedef struct MergeState
 {
@@ -364,11 +431,18 @@ source_advance(MergeSource *s)
 			if (e == NULL)
 				return false;
 		}
-		if (ItemPointerIsValid(&e->tid))	/* dead entries are dropped */
+		if (mih_entry_dead(e))
+			continue;			/* dead entries are dropped */
+		if (s->dead)
 		{
-			s->cur = *e;
-			return true;
+			DeadKey		key;
+
+			dead_key(&key, e);
+			if (hash_search(s->dead, &key, HASH_FIND, NULL) != NULL)
+				continue;		/* dead in another table of its run */
 		}
+		s->cur = *e;
+		return true;
 	}
 }
 
@@ -406,6 +480,8 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(&hdrs[r], MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
 		UnlockReleaseBuffer(buf);
+		if (hdrs[r].flags & MIH_RUN_VACUUMING)
+			sources[r].dead = collect_dead(index, &hdrs[r]);
 	}
 
 	ms.sources = sources;
@@ -444,7 +520,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			MergeSource *src = &sources[s];
 
 			if (w == NULL)
-				w = mih_run_writer_begin(index, nblocks, masks, wal);
+				w = mih_run_writer_begin(index, nblocks, masks, serial, wal);
 			if (written == 0)
 				mih_run_writer_table(w, j);
 			mih_run_writer_add(w, mih_entry_fp(&src->cur), &src->cur.tid);
@@ -471,7 +547,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			*nentries = 0;
 		return InvalidBlockNumber;
 	}
-	return mih_run_writer_finish(w, serial, nentries);
+	return mih_run_writer_finish(w, nentries);
 }
 
 /* ---- retiring and recycling ---- */
@@ -593,6 +669,11 @@ free_pending_chain(Relation index, BlockNumber head, BlockNumber stop)
  * read them: a cleanup lock on the metapage means no other backend holds a
  * pin on it, and every scan keeps the metapage pinned from reading the run
  * list to its end. With wait = false, give up if that is not so right now.
+ *
+ * Scans on a hot standby are not covered (the primary cannot see their
+ * pins, and generic WAL raises no recovery conflict): they check every page
+ * they read (mih_check_page) and are cancelled if it was recycled under
+ * them, as a recovery conflict would.
  */
 void
 mih_recycle_retired(Relation index, bool wait)
@@ -623,7 +704,7 @@ mih_recycle_retired(Relation index, bool wait)
 	page = GenericXLogRegisterBuffer(state, metabuf, 0);
 	MihPageGetMeta(page)->nretired = 0;
 	GenericXLogFinish(state);
-	/* from here on no scan can reach the retired pages: free them */
+	/* from here on no scan here can reach the retired pages: free them */
 	UnlockReleaseBuffer(metabuf);
 
 	for (int i = 0; i < nretired; i++)
@@ -667,7 +748,7 @@ read_pending(Relation index, BlockNumber head, BlockNumber stop,
 			out = repalloc_huge(out, cap * sizeof(MihEntry));
 		}
 		for (int i = 0; i < n; i++)
-			if (ItemPointerIsValid(&entries[i].tid))
+			if (!mih_entry_dead(&entries[i]))
 				out[(*nlive)++] = entries[i];
 		*nall += n;
 		(*npages)++;
@@ -680,11 +761,11 @@ read_pending(Relation index, BlockNumber head, BlockNumber stop,
 /*
  * Seal the pending list for a merge: if the tail page holds entries, chain a
  * new empty tail to it so that every entry present now is on a sealed page
- * (inserts only ever write the tail). Returns the first unsealed page. The
- * metapage buffer is exclusively locked by the caller.
+ * (inserts only ever write the tail). Returns the first unsealed page and
+ * its serial. The metapage buffer is exclusively locked by the caller.
  */
 static BlockNumber
-seal_pending(Relation index, Buffer metabuf)
+seal_pending(Relation index, Buffer metabuf, uint32 *stop_serial)
 {
 	MihMetaPageData *meta = MihPageGetMeta(BufferGetPage(metabuf));
 	Buffer		tailbuf;
@@ -693,7 +774,9 @@ seal_pending(Relation index, Buffer metabuf)
 	Page		metapage;
 	Page		tailpage;
 	Page		newpage;
+	uint32		serial;
 
+	*stop_serial = 0;
 	if (meta->pending_tail == InvalidBlockNumber)
 		return InvalidBlockNumber;
 
@@ -701,6 +784,7 @@ seal_pending(Relation index, Buffer metabuf)
 	LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
 	if (MihPageGetNItems(BufferGetPage(tailbuf), sizeof(MihEntry)) == 0)
 	{
+		*stop_serial = MihPageGetOpaque(BufferGetPage(tailbuf))->serial;
 		UnlockReleaseBuffer(tailbuf);
 		return meta->pending_tail;
 	}
@@ -709,13 +793,17 @@ seal_pending(Relation index, Buffer metabuf)
 	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
 	tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
 	newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	serial = (uint32) MihPageGetMeta(metapage)->next_serial++;
 	mih_init_page(newpage, MIH_PAGE_PENDING, 0, 0);
+	MihPageGetOpaque(newpage)->serial = serial;
 	MihPageGetOpaque(tailpage)->next = BufferGetBlockNumber(newbuf);
+	MihPageGetOpaque(tailpage)->next_serial = serial;
 	MihPageGetMeta(metapage)->pending_tail = BufferGetBlockNumber(newbuf);
 	MihPageGetMeta(metapage)->pending_pages++;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(newbuf);
+	*stop_serial = serial;
 	return MihPageGetMeta(BufferGetPage(metabuf))->pending_tail;
 }
 
@@ -735,6 +823,7 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 	MihMetaPageData *meta;
 	MihMetaPageData snap;
 	BlockNumber stop;
+	uint32		stop_serial;
 	MihEntry   *pending;
 	int64		npending_live,
 				npending_all;
@@ -760,10 +849,21 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	mih_check_metapage(index, BufferGetPage(metabuf));
-	stop = seal_pending(index, metabuf);
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+	if (meta->nretired + meta->nruns + 1 > MIH_MAX_RETIRED)
+	{
+		/*
+		 * Scans have kept earlier retired pages busy, and this merge might
+		 * retire every run: try again at a later insert or VACUUM. Checked
+		 * before sealing, so that nothing changes meanwhile.
+		 */
+		UnlockReleaseBuffer(metabuf);
+		UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+		return true;
+	}
+	stop = seal_pending(index, metabuf, &stop_serial);
 	meta = MihPageGetMeta(BufferGetPage(metabuf));
 	memcpy(&snap, meta, sizeof(snap));
-	serial = meta->next_serial;
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	pending = read_pending(index, snap.pending_head, stop,
@@ -821,14 +921,14 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 		UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 		return true;
 	}
-	if (snap.nretired + nmerge + 1 > MIH_MAX_RETIRED)
-	{
-		/* scans have kept the retired pages busy: try again later */
-		ReleaseBuffer(metabuf);
-		pfree(pending);
-		UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
-		return true;
-	}
+
+	/* reserve the new run's serial (pages carry it) */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	serial = MihPageGetMeta(metapage)->next_serial++;
+	GenericXLogFinish(state);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	newrun = mih_merge_runs(index, snap.nblocks, snap.masks, merge_runs, nmerge,
 							pending, npending_live, serial, true, &newentries);
@@ -842,6 +942,7 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 	{
 		BlockNumber runs[MIH_MAX_RUNS];
 		int64		sizes[MIH_MAX_RUNS];
+		uint32		serials[MIH_MAX_RUNS];
 		int			n = 0;
 		bool		placed = (newrun == InvalidBlockNumber);
 
@@ -858,19 +959,23 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 			if (!placed && newentries >= meta->run_entries[r])
 			{
 				runs[n] = newrun;
+				serials[n] = (uint32) serial;
 				sizes[n++] = newentries;
 				placed = true;
 			}
 			runs[n] = meta->runs[r];
+			serials[n] = meta->run_serials[r];
 			sizes[n++] = meta->run_entries[r];
 		}
 		if (!placed)
 		{
 			runs[n] = newrun;
+			serials[n] = (uint32) serial;
 			sizes[n++] = newentries;
 		}
 		memcpy(meta->runs, runs, n * sizeof(BlockNumber));
 		memcpy(meta->run_entries, sizes, n * sizeof(int64));
+		memcpy(meta->run_serials, serials, n * sizeof(uint32));
 		meta->nruns = n;
 	}
 	for (int k = 0; k < nmerge; k++)
@@ -887,10 +992,10 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 		meta->retired[meta->nretired].pending_stop = stop;
 		meta->nretired++;
 		meta->pending_head = stop;
+		meta->pending_head_serial = stop_serial;
 		meta->pending_entries -= npending_all;
 		meta->pending_pages -= npending_pages;
 	}
-	meta->next_serial = serial + 1;
 	meta->inserts_since_merge = 0;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);

@@ -46,7 +46,9 @@ typedef struct MihScanOpaqueData
 	uint64		masks[MIH_MAX_BLOCKS];
 	int			nruns;
 	BlockNumber runs[MIH_MAX_RUNS];
+	uint32		run_serials[MIH_MAX_RUNS];
 	BlockNumber pending_next;
+	uint32		pending_next_serial;	/* what the next pending page must carry */
 
 	/* probe values per table, ascending */
 	uint64	   *probes[MIH_MAX_BLOCKS];
@@ -198,7 +200,9 @@ start_scan(Relation index, MihScanOpaque so)
 	memcpy(so->masks, meta->masks, sizeof(so->masks));
 	so->nruns = meta->nruns;
 	memcpy(so->runs, meta->runs, meta->nruns * sizeof(BlockNumber));
+	memcpy(so->run_serials, meta->run_serials, meta->nruns * sizeof(uint32));
 	so->pending_next = meta->pending_head;
+	so->pending_next_serial = meta->pending_head_serial;
 
 	for (int i = 1; i < so->nballs; i++)
 		if (so->radii[i] < so->radii[best])
@@ -279,6 +283,8 @@ next_run(Relation index, MihScanOpaque so)
 		return false;
 	buf = ReadBuffer(index, so->runs[so->run]);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	mih_check_page(index, BufferGetPage(buf), so->runs[so->run], MIH_PAGE_RUNHEAD,
+				   so->run_serials[so->run], -1);
 	memcpy(&so->hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
 	UnlockReleaseBuffer(buf);
 	so->table = 0;
@@ -303,6 +309,7 @@ descend(Relation index, MihScanOpaque so, uint64 v)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
+		mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) so->hdr.serial, so->table);
 		items = MihPageGetInner(page);
 		/* the last child whose first key is < v, else the first child */
 		lo = 0;
@@ -360,6 +367,7 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
+	mih_check_page(index, page, so->leaf, MIH_PAGE_LEAF, (uint32) so->hdr.serial, j);
 	entries = MihPageGetEntries(page);
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	next = MihPageGetOpaque(page)->next;
@@ -370,7 +378,7 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		{
 			SimHash		fp = mih_entry_fp(&entries[i]);
 
-			if (ItemPointerIsValid(&entries[i].tid) && matches(so, fp))
+			if (!mih_entry_dead(&entries[i]) && matches(so, fp))
 				so->items[so->nitems++] = entries[i].tid;
 		}
 		so->leaf = next;
@@ -386,7 +394,7 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 			{
 				SimHash		fp = mih_entry_fp(&entries[pos]);
 
-				if (ItemPointerIsValid(&entries[pos].tid) && matches(so, fp) &&
+				if (!mih_entry_dead(&entries[pos]) && matches(so, fp) &&
 					!reported_earlier(so, fp, j))
 					so->items[so->nitems++] = entries[pos].tid;
 				pos++;
@@ -429,17 +437,14 @@ visit_pending(Relation index, MihScanOpaque so)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	if (MihPageGetOpaque(page)->type != MIH_PAGE_PENDING)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": block %u is not a pending page",
-						RelationGetRelationName(index), so->pending_next)));
+	mih_check_page(index, page, so->pending_next, MIH_PAGE_PENDING, so->pending_next_serial, -1);
 	entries = MihPageGetEntries(page);
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	for (int i = 0; i < n; i++)
-		if (ItemPointerIsValid(&entries[i].tid) && matches(so, mih_entry_fp(&entries[i])))
+		if (!mih_entry_dead(&entries[i]) && matches(so, mih_entry_fp(&entries[i])))
 			so->items[so->nitems++] = entries[i].tid;
 	so->pending_next = MihPageGetOpaque(page)->next;
+	so->pending_next_serial = MihPageGetOpaque(page)->next_serial;
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	return buf;
 }

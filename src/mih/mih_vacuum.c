@@ -42,7 +42,7 @@ vacuum_page(Relation index, BlockNumber blk, IndexBulkDeleteCallback callback,
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	for (int i = 0; i < n; i++)
 	{
-		if (!ItemPointerIsValid(&entries[i].tid))
+		if (mih_entry_dead(&entries[i]))
 			continue;
 		if (callback(&entries[i].tid, callback_state))
 			dead[ndead++] = i;
@@ -56,11 +56,37 @@ vacuum_page(Relation index, BlockNumber blk, IndexBulkDeleteCallback callback,
 		MihEntry   *wentries = MihPageGetEntries(wpage);
 
 		for (int i = 0; i < ndead; i++)
-			ItemPointerSetInvalid(&wentries[dead[i]].tid);
+			mih_entry_set_dead(&wentries[dead[i]]);
 		GenericXLogFinish(state);
 		*removed += ndead;
 	}
 	*next = MihPageGetOpaque(page)->next;
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Set or clear a run's MIH_RUN_VACUUMING flag (adding to its dead count when
+ * clearing); returns a copy of the header when hdr is given.
+ */
+static void
+set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead,
+				  MihRunHeader *hdr)
+{
+	Buffer		buf = ReadBuffer(index, runhead);
+	GenericXLogState *state;
+	MihRunHeader *h;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	h = MihPageGetRunHeader(GenericXLogRegisterBuffer(state, buf, 0));
+	if (on)
+		h->flags |= MIH_RUN_VACUUMING;
+	else
+		h->flags &= ~MIH_RUN_VACUUMING;
+	h->ndead += newly_dead;
+	if (hdr)
+		memcpy(hdr, h, sizeof(MihRunHeader));
+	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
 }
 
@@ -95,17 +121,18 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		vacuum_delay_point();
 	}
 
-	/* every table of every run; counts come from table 0 */
+	/*
+	 * Every table of every run; counts come from table 0. A run is flagged
+	 * while it is being marked: if a crash cuts the marking short, its tables
+	 * disagree on which entries are dead, and the flag tells the next merge
+	 * to reconcile them (mih_run.c, collect_dead).
+	 */
 	for (int r = 0; r < snap.nruns; r++)
 	{
-		Buffer		buf = ReadBuffer(index, snap.runs[r]);
 		MihRunHeader hdr;
 		int64		run_removed = 0;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
-		UnlockReleaseBuffer(buf);
-
+		set_run_vacuuming(index, snap.runs[r], true, 0, &hdr);
 		for (int j = 0; j < hdr.ntables; j++)
 		{
 			int64		tlive = 0;
@@ -123,20 +150,8 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				run_removed = tremoved;
 			}
 		}
-		if (run_removed > 0)
-		{
-			GenericXLogState *state;
-			Page		page;
-
-			buf = ReadBuffer(index, snap.runs[r]);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			state = GenericXLogStart(index);
-			page = GenericXLogRegisterBuffer(state, buf, 0);
-			MihPageGetRunHeader(page)->ndead += run_removed;
-			GenericXLogFinish(state);
-			UnlockReleaseBuffer(buf);
-			removed += run_removed;
-		}
+		set_run_vacuuming(index, snap.runs[r], false, run_removed, NULL);
+		removed += run_removed;
 	}
 	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 

@@ -88,7 +88,8 @@ read_page(Relation index, BlockNumber blk, uint16 type)
 
 /* Check an inner subtree; returns its first key. */
 static uint64
-verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask)
+verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask,
+			 uint32 serial)
 {
 	Buffer		buf = read_page(index, blk, MIH_PAGE_INNER);
 	Page		page = BufferGetPage(buf);
@@ -96,7 +97,8 @@ verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask)
 	int			n = MihPageGetNItems(page, sizeof(MihInnerItem));
 	uint64		first;
 
-	if (MihPageGetOpaque(page)->level != level || MihPageGetOpaque(page)->table != table)
+	if (MihPageGetOpaque(page)->level != level || MihPageGetOpaque(page)->table != table ||
+		MihPageGetOpaque(page)->serial != serial)
 		corrupt(index, "Inner block %u has level %u of table %u, expected level %d of table %d.",
 				blk, MihPageGetOpaque(page)->level, MihPageGetOpaque(page)->table, level, table);
 	if (n < 1 || n > MIH_INNER_PER_PAGE)
@@ -111,7 +113,7 @@ verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask)
 		if (i > 0 && key < mih_inner_key(&items[i - 1]))
 			corrupt(index, "Inner block %u: keys out of order at item %d.", blk, i);
 		if (level > 1)
-			childfirst = verify_inner(index, items[i].child, level - 1, table, mask);
+			childfirst = verify_inner(index, items[i].child, level - 1, table, mask, serial);
 		else
 		{
 			Buffer		lbuf = read_page(index, items[i].child, MIH_PAGE_LEAF);
@@ -138,10 +140,8 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 	int64		n = 0;
 	bool		have_prev = false;
 	SimHash		prevfp = 0;
-	ItemPointerData invalid;	/* dead entries are dead in every table */
 
 	*checksum = 0;
-	ItemPointerSetInvalid(&invalid);
 	for (BlockNumber blk = hdr->first_leaf[table]; blk != InvalidBlockNumber;)
 	{
 		Buffer		buf = read_page(index, blk, MIH_PAGE_LEAF);
@@ -150,15 +150,17 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 		int			cnt = MihPageGetNItems(page, sizeof(MihEntry));
 
 		CHECK_FOR_INTERRUPTS();
-		if (MihPageGetOpaque(page)->table != table)
-			corrupt(index, "Leaf block %u belongs to table %u, reached from table %d.",
-					blk, MihPageGetOpaque(page)->table, table);
+		if (MihPageGetOpaque(page)->table != table ||
+			MihPageGetOpaque(page)->serial != (uint32) hdr->serial)
+			corrupt(index, "Leaf block %u belongs to table %u of run %u, reached from table %d of run %u.",
+					blk, MihPageGetOpaque(page)->table, MihPageGetOpaque(page)->serial,
+					table, (uint32) hdr->serial);
 		if (cnt < 1 || cnt > MIH_ENTRIES_PER_PAGE)
 			corrupt(index, "Leaf block %u has %d entries.", blk, cnt);
 		for (int i = 0; i < cnt; i++)
 		{
 			SimHash		fp = mih_entry_fp(&entries[i]);
-			ItemPointer tid = &entries[i].tid;
+			ItemPointerData tid = mih_entry_tid(&entries[i]);
 
 			if (have_prev)
 			{
@@ -170,9 +172,10 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 			}
 			have_prev = true;
 			prevfp = fp;
-			*checksum += ItemPointerIsValid(tid) ? entry_hash(fp, tid) : entry_hash(fp, &invalid);
-			if (remember_live && ItemPointerIsValid(tid))
-				remember(vs, fp, tid);
+			/* dead or not, every table holds every entry of the run */
+			*checksum += entry_hash(fp, &tid);
+			if (remember_live && !mih_entry_dead(&entries[i]))
+				remember(vs, fp, &tid);
 			n++;
 		}
 		blk = MihPageGetOpaque(page)->next;
@@ -182,7 +185,8 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 }
 
 static void
-verify_run(VerifyState *vs, const MihMetaPageData *meta, BlockNumber runhead, int64 expected)
+verify_run(VerifyState *vs, const MihMetaPageData *meta, BlockNumber runhead, int64 expected,
+		   uint32 serial)
 {
 	Relation	index = vs->index;
 	Buffer		buf = read_page(index, runhead, MIH_PAGE_RUNHEAD);
@@ -191,6 +195,9 @@ verify_run(VerifyState *vs, const MihMetaPageData *meta, BlockNumber runhead, in
 
 	memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
 	UnlockReleaseBuffer(buf);
+	if ((uint32) hdr.serial != serial)
+		corrupt(index, "Run at block %u has serial %u, the metapage says %u.",
+				runhead, (uint32) hdr.serial, serial);
 	if (hdr.ntables != meta->nblocks)
 		corrupt(index, "Run at block %u has %u tables, the index %u blocks.",
 				runhead, hdr.ntables, meta->nblocks);
@@ -203,7 +210,8 @@ verify_run(VerifyState *vs, const MihMetaPageData *meta, BlockNumber runhead, in
 		int64		n;
 
 		if (hdr.height[j] > 0)
-			verify_inner(index, hdr.root[j], hdr.height[j], j, meta->masks[j]);
+			verify_inner(index, hdr.root[j], hdr.height[j], j, meta->masks[j],
+						 (uint32) hdr.serial);
 		else if (hdr.root[j] != hdr.first_leaf[j])
 			corrupt(index, "Run at block %u table %d: a leaf root must be the first leaf.", runhead, j);
 		n = verify_leaves(vs, &hdr, j, meta->masks[j], &checksum, j == 0);
@@ -253,6 +261,7 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	int64		pending = 0;
 	uint32		pending_pages = 0;
 	BlockNumber last = InvalidBlockNumber;
+	uint32		expect_serial;
 	IndexInfo  *indexInfo;
 	TupleDesc	tupdesc;
 	Datum		values[4];
@@ -297,8 +306,9 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	}
 	if (allbits != ~UINT64CONST(0))
 		corrupt(index, "The block masks do not cover all 64 bits.");
+	expect_serial = meta.pending_head_serial;
 
-	/* the pending list */
+	/* the pending list: each page carries the serial its predecessor recorded */
 	for (BlockNumber blk = meta.pending_head; blk != InvalidBlockNumber;)
 	{
 		Buffer		buf = read_page(index, blk, MIH_PAGE_PENDING);
@@ -306,10 +316,15 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 		MihEntry   *entries = MihPageGetEntries(page);
 		int			n = MihPageGetNItems(page, sizeof(MihEntry));
 
+		if (MihPageGetOpaque(page)->serial != expect_serial)
+			corrupt(index, "Pending block %u has serial %u, expected %u.",
+					blk, MihPageGetOpaque(page)->serial, expect_serial);
+		expect_serial = MihPageGetOpaque(page)->next_serial;
+
 		if (n < 0 || n > MIH_ENTRIES_PER_PAGE)
 			corrupt(index, "Pending block %u has %d entries.", blk, n);
 		for (int i = 0; i < n; i++)
-			if (ItemPointerIsValid(&entries[i].tid))
+			if (!mih_entry_dead(&entries[i]))
 				remember(&vs, mih_entry_fp(&entries[i]), &entries[i].tid);
 		pending += n;
 		pending_pages++;
@@ -332,7 +347,7 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	{
 		if (r > 0 && meta.run_entries[r] > meta.run_entries[r - 1])
 			corrupt(index, "The run list is not sorted by size.");
-		verify_run(&vs, &meta, meta.runs[r], meta.run_entries[r]);
+		verify_run(&vs, &meta, meta.runs[r], meta.run_entries[r], meta.run_serials[r]);
 		run_total += meta.run_entries[r];
 	}
 
