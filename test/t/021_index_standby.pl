@@ -264,7 +264,8 @@ compare_nodes('after inserts, deletes and VACUUM', 's', 's_fp_idx', 30);
 # primary can see: replay must not let a scan read pages freed and reused
 # under it. A cursor reads part of the index, the primary merges runs (which
 # retires, frees and reuses their pages), the standby replays that, then the
-# cursor reads the rest: it must return exactly the rows of its snapshot.
+# cursor reads the rest: on the primary it must return exactly the rows of its
+# snapshot; on the standby either that or a clean cancellation.
 SKIP:
 {
 	skip 'background_psql is not available', 10
@@ -300,13 +301,27 @@ SKIP:
 		catchup("$label: merges");
 
 		my ($rest, $ret) = $bg->query('FETCH ALL FROM c');
-		is($ret, 0, "$label: the cursor reads on without error")
-		  or diag($bg->{stderr});
-		my @ids = (@first, split /\n/, $rest);
-		my %seen;
-		my $dups = grep { $seen{$_}++ } @ids;
-		is(scalar(@ids), $expected, "$label: the cursor returns every row of its snapshot ($expected)");
-		is($dups, 0, "$label: and no row twice");
+		if ($node == $standby && $ret != 0)
+		{
+			# The primary cannot see standby pins and generic WAL raises no
+			# recovery conflict: a standby query overtaken by page recycling
+			# must be cancelled cleanly (never read freed pages), as a
+			# recovery conflict would cancel it.
+			like($bg->{stderr},
+				qr/canceling statement: simhash index "e_fp_idx" was reorganised under it/,
+				"$label: the overtaken query is cancelled with a clear error");
+		}
+		else
+		{
+			is($ret, 0, "$label: the cursor reads on without error")
+			  or diag($bg->{stderr});
+			my @ids = (@first, split /\n/, $rest);
+			my %seen;
+			my $dups = grep { $seen{$_}++ } @ids;
+			is(scalar(@ids), $expected,
+				"$label: the cursor returns every row of its snapshot ($expected)");
+			is($dups, 0, "$label: and no row twice");
+		}
 		$bg->query('COMMIT');
 		$bg->quit;
 	}
