@@ -16,6 +16,7 @@
 
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -191,6 +192,9 @@ start_scan(Relation index, MihScanOpaque so)
 	MihMetaPageData *meta;
 	int			best = 0;
 	MemoryContext old;
+
+	/* counted in pg_stat_user_indexes.idx_scan, as every index AM does */
+	pgstat_count_index_scan(index);
 
 	so->metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
