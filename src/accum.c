@@ -12,13 +12,12 @@
 
 #include "utils/float.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "feature_hash.h"
 
 uint64
 sh_feature_hash(const char *feature, size_t len)
 {
-	return (uint64) XXH3_64bits_withSeed(feature, len, SIMHASH_XXH3_SEED);
+	return sh_hash_feature(feature, len);
 }
 
 /*
@@ -86,10 +85,10 @@ lanes_add(ShCountAccum *acc, uint64 word)
 	}
 }
 
+/* Count the 16 hashes at d. */
 static void
-count_pending(ShCountAccum *acc)
+count_16(ShCountAccum *acc, const uint64 *d)
 {
-	const uint64 *d = acc->pending;
 	uint64		ones = acc->ones,
 				twos = acc->twos,
 				fours = acc->fours,
@@ -122,8 +121,14 @@ count_pending(ShCountAccum *acc)
 	acc->twos = twos;
 	acc->fours = fours;
 	acc->eights = eights;
-	acc->npending = 0;
 	lanes_add(acc, sixteens);
+}
+
+static void
+count_pending(ShCountAccum *acc)
+{
+	count_16(acc, acc->pending);
+	acc->npending = 0;
 }
 
 static inline void
@@ -142,15 +147,30 @@ sh_count_add(ShCountAccum *acc, uint64 hash)
 }
 
 /*
- * ShEmitFn for the tokeniser: hash a feature and count it, all inlined.
- * XXH3_64bits() is by definition XXH3_64bits_withSeed() with seed 0, and
- * skips the seed handling.
+ * ShHashBatchFn for the tokeniser: whole groups of 16 go straight into the
+ * adder tree when nothing is pending.
  */
-StaticAssertDecl(SIMHASH_XXH3_SEED == 0, "the fast path assumes seed 0");
+void
+sh_count_hashes(void *arg, const uint64 *hashes, int n)
+{
+	ShCountAccum *acc = (ShCountAccum *) arg;
+	int			i = 0;
+
+	if (acc->npending == 0)
+	{
+		for (; i + 16 <= n; i += 16)
+			count_16(acc, hashes + i);
+		acc->nfeatures += i;
+	}
+	for (; i < n; i++)
+		count_add(acc, hashes[i]);
+}
+
+/* ShEmitFn for the tokeniser: hash a feature and count it. */
 void
 sh_count_emit(void *arg, const char *feature, size_t len)
 {
-	count_add((ShCountAccum *) arg, (uint64) XXH3_64bits(feature, len));
+	count_add((ShCountAccum *) arg, sh_hash_feature(feature, len));
 }
 
 /* Returns false when there were no features (the caller returns NULL). */

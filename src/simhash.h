@@ -32,12 +32,7 @@ extern int32 simhash_radius_from_bound(int64 bound, bool strict_less);
 
 /* ---- feature hashing and accumulation (accum.c) ---- */
 
-/*
- * Seed of XXH3-64 for every feature hash. Part of the fingerprint
- * specification: never change it.
- */
-#define SIMHASH_XXH3_SEED 0
-
+/* XXH3-64 with seed 0 (feature_hash.h) */
 extern uint64 sh_feature_hash(const char *feature, size_t len);
 
 /*
@@ -61,6 +56,7 @@ typedef struct ShCountAccum
 extern void sh_count_init(ShCountAccum *acc);
 extern void sh_count_add(ShCountAccum *acc, uint64 hash);
 extern void sh_count_emit(void *arg, const char *feature, size_t len);
+extern void sh_count_hashes(void *arg, const uint64 *hashes, int n);
 extern bool sh_count_result(ShCountAccum *acc, SimHash *result);
 
 /* Weighted accumulator: signed sums of weights per bit position. */
