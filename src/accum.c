@@ -166,13 +166,6 @@ sh_count_hashes(void *arg, const uint64 *hashes, int n)
 		count_add(acc, hashes[i]);
 }
 
-/* ShEmitFn for the tokeniser: hash a feature and count it. */
-void
-sh_count_emit(void *arg, const char *feature, size_t len)
-{
-	count_add((ShCountAccum *) arg, sh_hash_feature(feature, len));
-}
-
 /* Returns false when there were no features (the caller returns NULL). */
 bool
 sh_count_result(ShCountAccum *acc, SimHash *result)

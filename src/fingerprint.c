@@ -107,7 +107,7 @@ simhash_text(PG_FUNCTION_ARGS)
 	parse_text_args(fcinfo, &kind, &size);
 	utf8 = sh_text_to_utf8(doc, &len);
 	sh_count_init(&acc);
-	sh_tokenize(utf8, len, kind, size, sh_count_emit, &acc);
+	sh_tokenize_hashed(utf8, len, kind, size, sh_count_hashes, &acc);
 	if (!sh_count_result(&acc, &result))
 		PG_RETURN_NULL();		/* no features: no fingerprint */
 	PG_RETURN_SIMHASH(result);

@@ -55,7 +55,6 @@ typedef struct ShCountAccum
 
 extern void sh_count_init(ShCountAccum *acc);
 extern void sh_count_add(ShCountAccum *acc, uint64 hash);
-extern void sh_count_emit(void *arg, const char *feature, size_t len);
 extern void sh_count_hashes(void *arg, const uint64 *hashes, int n);
 extern bool sh_count_result(ShCountAccum *acc, SimHash *result);
 

@@ -11,6 +11,16 @@
  * this file must keep to them exactly, since stored fingerprints depend on
  * them.
  *
+ * Runs of ASCII, by far the commonest input, skip the per-code-point
+ * pipeline: in words mode they are folded and classified a block of 64
+ * bytes at a time (SSE2 where available) and tokens are found from bit masks
+ * and passed on in place (see feed_ascii_words); in chars mode each byte is
+ * one character of the stream.
+ *
+ * Features go to one of two sinks: a callback per feature, in document order
+ * (sh_tokenize), or batches of feature hashes (sh_tokenize_hashed), which is
+ * what a fingerprint needs and is cheaper.
+ *
  * Memory: one segment buffer of fixed size, plus token and window buffers
  * that grow to the longest token/window seen; nothing is allocated per
  * token. NFKC runs per segment, so a document of hundreds of megabytes never
@@ -25,9 +35,15 @@
 #include "miscadmin.h"
 #endif
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "common/unicode_norm.h"
 #include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
 
+#include "feature_hash.h"
 #include "tokenize.h"
 #include "unicode_tables.h"
 
@@ -44,7 +60,18 @@
 /* How many ASCII bytes we process between interrupt checks. */
 #define INTERRUPT_INTERVAL	(1 << 20)
 
+/* ASCII is classified and tokenised this many bytes at a time. */
+#define ASCII_CHUNK			4096
+
+/* Feature hashes are handed to the hash sink this many at a time. */
+#define HASH_BATCH			64
+
 #define REPLACEMENT_CHAR	0xFFFD
+
+StaticAssertDecl(ASCII_CHUNK % 64 == 0 && ASCII_CHUNK <= PG_UINT16_MAX,
+				 "chunk offsets are uint16, masks cover 64 bytes each");
+StaticAssertDecl(INTERRUPT_INTERVAL % ASCII_CHUNK == 0,
+				 "an interrupt check interval is whole chunks");
 
 typedef enum TokState
 {
@@ -53,29 +80,44 @@ typedef enum TokState
 	TOK_SINGLE					/* current token is one unsegmented char (+ marks) */
 } TokState;
 
+/*
+ * The last (up to) n items of a stream, back to back in one byte buffer:
+ * tokens joined by single spaces for word n-grams, characters (UTF-8) for
+ * character n-grams. The ring start[] holds where each item begins, so the
+ * n-gram is the buffer from the oldest item's start to its end; the buffer
+ * is compacted (older items dropped) only when it is full.
+ */
+typedef struct ShWindow
+{
+	char	   *buf;
+	size_t		len;
+	size_t		cap;
+	size_t		start[SH_MAX_NGRAM];
+	int			head;			/* slot of the next item: of the oldest when full */
+	int			count;			/* items held, at most n */
+} ShWindow;
+
 typedef struct ShTokenizer
 {
 	ShFeatureKind kind;
 	int			n;
+
+	/* the sink: emit != NULL, or else hashes in batches to hashfn */
 	ShEmitFn	emit;
 	void	   *arg;
+	ShHashBatchFn hashfn;
+	int			nhashes;
+	uint64		hashes[HASH_BATCH];
 
-	/* words: the token being built */
+	/* words: the token being built when it is not in the input as such */
 	char	   *tok;
 	size_t		toklen;
 	size_t		tokcap;
 	TokState	tokstate;
 
-	/* words, n > 1: the last (up to) n tokens joined by single spaces */
-	char	   *win;
-	size_t		winlen;
-	size_t		wincap;
-	int			wintokens;
-
-	/* chars: the last n characters, as a ring */
-	pg_wchar	ring[SH_MAX_NGRAM];
-	int64		nchars;
-	bool		pending_space;
+	/* words, n > 1, and chars: the last n items */
+	ShWindow	win;
+	bool		pending_space;	/* chars: a separator run since the last char */
 } ShTokenizer;
 
 static void
@@ -185,9 +227,9 @@ char_class(pg_wchar c)
 	return sh_cls_stage2[sh_cls_stage1[c >> 8]][c & 0xFF];
 }
 
-/* Simple case folding; only called for characters flagged SH_CLS_FOLD. */
+/* Simple case folding, by binary search; see fold_char for the callers. */
 static pg_wchar
-fold_char(pg_wchar c)
+fold_char_search(pg_wchar c)
 {
 	int			lo = 0;
 	int			hi = lengthof(sh_fold_from) - 1;
@@ -206,31 +248,180 @@ fold_char(pg_wchar c)
 	return c;
 }
 
-/* ---- words and word n-grams ---- */
+/*
+ * The ASCII tables, derived from the Unicode tables at first use so the rules
+ * stay in one place: the folded character for a word character, 0 for a
+ * separator (ASCII has no other classes).
+ */
+static bool ascii_ready = false;
+static char ascii_word_folded[128];
 
 static void
-window_push_token(ShTokenizer *t)
+init_ascii_tables(void)
 {
-	/* drop the oldest token when the window is full */
-	if (t->wintokens == t->n)
+	for (int c = 0; c < 128; c++)
 	{
-		char	   *sp = memchr(t->win, ' ', t->winlen);
+		uint8		cls = char_class(c);
 
-		/* n > 1, so a full window has a separator */
-		Assert(sp != NULL);
-		t->winlen -= (sp + 1 - t->win);
-		memmove(t->win, sp + 1, t->winlen);
-		t->wintokens--;
+		Assert((cls & SH_CLS_MASK) == SH_CLS_WORD || (cls & SH_CLS_MASK) == SH_CLS_SEP);
+		if ((cls & SH_CLS_MASK) == SH_CLS_WORD)
+			ascii_word_folded[c] = (char) ((cls & SH_CLS_FOLD) ? fold_char_search(c) : c);
+		else
+			ascii_word_folded[c] = 0;
+
+		/* classify_block() hard-codes these rules for SSE2 */
+		Assert((ascii_word_folded[c] != 0) ==
+			   ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')));
+		Assert(ascii_word_folded[c] == 0 ||
+			   ascii_word_folded[c] == ((c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c));
 	}
-	if (t->winlen + t->toklen + 1 > t->wincap)
-		grow_buffer(&t->win, &t->wincap, t->winlen + t->toklen + 1);
-	if (t->wintokens > 0)
-		t->win[t->winlen++] = ' ';
-	memcpy(t->win + t->winlen, t->tok, t->toklen);
-	t->winlen += t->toklen;
-	t->wintokens++;
-	if (t->wintokens == t->n)
-		t->emit(t->arg, t->win, t->winlen);
+	ascii_ready = true;
+}
+
+/* Simple case folding; only called for characters flagged SH_CLS_FOLD. */
+static inline pg_wchar
+fold_char(pg_wchar c)
+{
+	if (c < 0x80)
+		return (pg_wchar) (unsigned char) ascii_word_folded[c];
+	return fold_char_search(c);
+}
+
+/* ---- the sinks ---- */
+
+static void
+flush_hashes(ShTokenizer *t)
+{
+	if (t->nhashes > 0)
+		t->hashfn(t->arg, t->hashes, t->nhashes);
+	t->nhashes = 0;
+}
+
+static inline void
+add_hash(ShTokenizer *t, uint64 h)
+{
+	t->hashes[t->nhashes++] = h;
+	if (t->nhashes == HASH_BATCH)
+		flush_hashes(t);
+}
+
+/* One feature occurrence, to whichever sink the tokeniser has. */
+static inline void
+emit_feature(ShTokenizer *t, const char *feature, size_t len)
+{
+	if (t->emit)
+		t->emit(t->arg, feature, len);
+	else
+		add_hash(t, sh_hash_feature(feature, len));
+}
+
+/* ---- the window of the last n items ---- */
+
+/*
+ * Make room for need more bytes: first drop what the next n-gram no longer
+ * needs (all but the last n - 1 items), then grow if the buffer would still
+ * be more than half full, so that compacting stays rare.
+ */
+static void
+window_reserve(ShTokenizer *t, size_t need)
+{
+	ShWindow   *w = &t->win;
+	int			keep;
+	size_t		from;
+
+	if (w->len + need <= w->cap)
+		return;
+	keep = Min(w->count, t->n - 1);
+	if (keep > 0)
+	{
+		int			slot = w->head - keep;
+
+		if (slot < 0)
+			slot += t->n;
+		from = w->start[slot];
+		for (int k = 0; k < keep; k++)
+		{
+			w->start[slot] -= from;
+			if (++slot == t->n)
+				slot = 0;
+		}
+	}
+	else
+		from = w->len;
+	if (from > 0)
+	{
+		memmove(w->buf, w->buf + from, w->len - from);
+		w->len -= from;
+	}
+	if (w->len + need > w->cap / 2)
+		grow_buffer(&w->buf, &w->cap, 2 * (w->len + need));
+}
+
+/*
+ * The item at buf[from .. to - 1], already written, is the next one: emit
+ * the n-gram that it completes.
+ *
+ * The fast paths write a whole chunk's items first and add them after: an
+ * n-gram hashed right after its bytes were stored one by one would make
+ * the CPU wait for the stores (they cannot be forwarded to a wider load).
+ */
+static inline void
+window_add(ShTokenizer *t, size_t from, size_t to)
+{
+	ShWindow   *w = &t->win;
+	size_t		oldest;
+
+	w->start[w->head] = from;
+	if (++w->head == t->n)
+		w->head = 0;
+	if (w->count < t->n)
+	{
+		w->count++;
+		if (w->count < t->n)
+			return;
+	}
+	/* full: the slot of the next item holds the oldest item */
+	oldest = w->start[w->head];
+	emit_feature(t, w->buf + oldest, to - oldest);
+}
+
+/* Append an item, after a space for word n-grams, and add it. */
+static inline void
+window_push(ShTokenizer *t, const char *item, size_t len, bool join)
+{
+	ShWindow   *w = &t->win;
+
+	window_reserve(t, len + 1);
+	if (join && w->count > 0)
+		w->buf[w->len++] = ' ';
+	memcpy(w->buf + w->len, item, len);
+	w->len += len;
+	window_add(t, w->len - len, w->len);
+}
+
+/* At the end of the text: fewer than n items make one feature. */
+static void
+window_flush(ShTokenizer *t)
+{
+	ShWindow   *w = &t->win;
+
+	if (w->count > 0 && w->count < t->n)
+	{
+		/* never full, so never compacted: the first item is at 0 */
+		Assert(w->start[0] == 0);
+		emit_feature(t, w->buf, w->len);
+	}
+}
+
+/* ---- words and word n-grams ---- */
+
+static inline void
+word_feature(ShTokenizer *t, const char *token, size_t len)
+{
+	if (t->n == 1)
+		emit_feature(t, token, len);
+	else
+		window_push(t, token, len, true);
 }
 
 static inline void
@@ -238,12 +429,18 @@ end_token(ShTokenizer *t)
 {
 	if (t->tokstate == TOK_NONE)
 		return;
-	if (t->n == 1)
-		t->emit(t->arg, t->tok, t->toklen);
-	else
-		window_push_token(t);
+	word_feature(t, t->tok, t->toklen);
 	t->toklen = 0;
 	t->tokstate = TOK_NONE;
+}
+
+static inline void
+token_append_bytes(ShTokenizer *t, const char *p, size_t len)
+{
+	if (t->toklen + len > t->tokcap)
+		grow_buffer(&t->tok, &t->tokcap, t->toklen + len);
+	memcpy(t->tok + t->toklen, p, len);
+	t->toklen += len;
 }
 
 static inline void
@@ -289,46 +486,27 @@ feed_word_char(ShTokenizer *t, pg_wchar c, uint8 cls)
 
 /* ---- character n-grams ---- */
 
-static void
-emit_char_ngram(ShTokenizer *t, int count)
-{
-	char		buf[SH_MAX_NGRAM * 4];
-	int			len = 0;
-	int64		first = t->nchars - count;
-
-	for (int64 i = first; i < t->nchars; i++)
-		len += encode_utf8(t->ring[i % t->n], buf + len);
-	t->emit(t->arg, buf, len);
-}
-
-static inline void
-chars_push(ShTokenizer *t, pg_wchar c)
-{
-	t->ring[t->nchars % t->n] = c;
-	t->nchars++;
-	if (t->nchars >= t->n)
-		emit_char_ngram(t, t->n);
-}
-
 static inline void
 feed_ngram_char(ShTokenizer *t, pg_wchar c, uint8 cls)
 {
+	char		buf[4];
+
 	switch (cls & SH_CLS_MASK)
 	{
 		case SH_CLS_IGNORE:
 			break;
 		case SH_CLS_SEP:
 			/* a run of separators becomes one space between characters */
-			if (t->nchars > 0)
+			if (t->win.count > 0)
 				t->pending_space = true;
 			break;
 		default:
 			if (t->pending_space)
 			{
-				chars_push(t, ' ');
+				window_push(t, " ", 1, false);
 				t->pending_space = false;
 			}
-			chars_push(t, c);
+			window_push(t, buf, encode_utf8(c, buf), false);
 			break;
 	}
 }
@@ -348,66 +526,342 @@ feed_char(ShTokenizer *t, pg_wchar c)
 		feed_ngram_char(t, c, cls);
 }
 
+#ifdef __SSE2__
 /*
- * ASCII in words mode is by far the commonest input, so it has its own loop:
- * whole runs of word characters are lowered and copied into the token at
- * once. The two tables are derived from the Unicode tables at first use, so
- * the rules stay in one place.
+ * 0xFF in each byte of x in lo .. lo + n - 1, else 0. Only for ASCII bytes
+ * (< 0x80), so that a signed compare does: adding 0x80 - lo wraps that range
+ * to -128 .. -128 + n - 1 and nothing else below -128 + n.
  */
-static bool ascii_ready = false;
-static char ascii_word_folded[128];	/* folded char, or 0 for a separator */
-
-static void
-init_ascii_tables(void)
+static inline __m128i
+bytes_in_range(__m128i x, char lo, int n)
 {
-	for (int c = 0; c < 128; c++)
-	{
-		uint8		cls = char_class(c);
+	return _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char) (0x80 - lo))),
+						  _mm_set1_epi8((char) (0x80 + n)));
+}
+#endif
 
-		/* ASCII has only word characters and separators */
-		Assert((cls & SH_CLS_MASK) == SH_CLS_WORD || (cls & SH_CLS_MASK) == SH_CLS_SEP);
-		if ((cls & SH_CLS_MASK) == SH_CLS_WORD)
-			ascii_word_folded[c] = (char) ((cls & SH_CLS_FOLD) ? fold_char(c) : c);
-		else
-			ascii_word_folded[c] = 0;
+/*
+ * Fold the 64 ASCII bytes at in into out, and return the mask of word
+ * characters among them (bit i for byte i). Separators may come out as
+ * anything: only word characters are read from out.
+ */
+static inline uint64
+classify_block(const unsigned char *in, char *out)
+{
+	uint64		mask = 0;
+
+#ifdef __SSE2__
+	/*
+	 * The rules of the tables (checked in init_ascii_tables): word characters
+	 * are [0-9A-Za-z], and folding adds 0x20 to [A-Z].
+	 */
+	const __m128i case_bit = _mm_set1_epi8(0x20);
+
+	for (int k = 0; k < 4; k++)
+	{
+		__m128i		c = _mm_loadu_si128((const __m128i *) (in + 16 * k));
+		__m128i		alpha = bytes_in_range(_mm_or_si128(c, case_bit), 'a', 26);
+		__m128i		digit = bytes_in_range(c, '0', 10);
+		__m128i		upper = bytes_in_range(c, 'A', 26);
+
+		_mm_storeu_si128((__m128i *) (out + 16 * k),
+						 _mm_or_si128(c, _mm_and_si128(upper, case_bit)));
+		mask |= (uint64) (uint16) _mm_movemask_epi8(_mm_or_si128(alpha, digit)) << (16 * k);
 	}
-	ascii_ready = true;
+#else
+	for (int i = 0; i < 64; i++)
+	{
+		char		f = ascii_word_folded[in[i]];
+
+		out[i] = f;
+		mask |= (uint64) (f != 0) << i;
+	}
+#endif
+	return mask;
 }
 
-static void
-feed_ascii_words(ShTokenizer *t, const unsigned char *s, size_t len)
+/*
+ * The tokens of a chunk of ASCII, each as its start | length << 16, in lists:
+ * in document order in list[0], or by length in three lists (see
+ * find_tokens).
+ */
+typedef struct ChunkTokens
 {
-	size_t		i = 0;
+	int			n[3];
+	uint32		list[3][ASCII_CHUNK / 2];	/* a token and a separator take 2 bytes */
+} ChunkTokens;
 
-	while (i < len)
+#define TOKEN_START(tok)	((tok) & 0xFFFF)
+#define TOKEN_LEN(tok)		((tok) >> 16)
+
+/*
+ * Record a token. By length, it goes into the list for XXH3's code path
+ * for its length (1-3, 4-8, more bytes): every list gets it, and only its
+ * own count grows, which costs no branch.
+ */
+static pg_attribute_always_inline void
+add_token(uint32 **list, int *n, int start, int len, bool by_length)
+{
+	uint32		tok = (uint32) start | (uint32) len << 16;
+
+	list[0][n[0]] = tok;
+	if (!by_length)
 	{
-		char		f = ascii_word_folded[s[i]];
+		n[0]++;
+		return;
+	}
+	list[1][n[1]] = tok;
+	list[2][n[2]] = tok;
+	n[0] += (len <= 3);
+	n[1] += ((unsigned) len - 4 <= 8 - 4);
+	n[2] += (len > 8);
+}
 
-		if (f != 0)
+/*
+ * The tokens of the word masks of a chunk, into ct. No token may run to
+ * the end of the last block (see feed_ascii_words_chunk). A token is found
+ * from its start bit: it ends at the next separator, in the same block or,
+ * if it runs to the end of the block, in a later one.
+ */
+static pg_attribute_always_inline void
+find_tokens(const uint64 *masks, int nblocks, ChunkTokens *ct, bool by_length)
+{
+	uint32	   *list[3] = {ct->list[0], ct->list[1], ct->list[2]};
+	int			n[3] = {0, 0, 0};
+	int			open = -1;		/* start of a token running into this block */
+	uint64		carry = 0;		/* whether the last byte of the block before is a word character */
+
+	for (int b = 0; b < nblocks; b++)
+	{
+		uint64		w = masks[b];
+		uint64		starts = w & ~((w << 1) | carry);
+		int			base = 64 * b;
+
+		if (open >= 0)
 		{
-			char	   *dst;
-			size_t		n;
+			if (w == ~UINT64CONST(0))
+				continue;		/* carry stays 1 */
+			add_token(list, n, open, base + pg_rightmost_one_pos64(~w) - open, by_length);
+			open = -1;
+		}
+		carry = w >> 63;
+		while (starts)
+		{
+			int			start = pg_rightmost_one_pos64(starts);
+			uint64		after = ~w >> start;	/* separators from start on */
 
-			if (t->tokstate == TOK_SINGLE)
-				end_token(t);
-			/* room for the rest of this ASCII run: no check per character */
-			if (t->toklen + (len - i) > t->tokcap)
-				grow_buffer(&t->tok, &t->tokcap, t->toklen + (len - i));
-			dst = t->tok;
-			n = t->toklen;
-			do
+			starts &= starts - 1;
+			if (after == 0)
 			{
-				dst[n++] = f;
-				i++;
-			} while (i < len && (f = ascii_word_folded[s[i]]) != 0);
-			t->toklen = n;
-			t->tokstate = TOK_WORD;
+				open = base + start;
+				break;
+			}
+			add_token(list, n, base + start, pg_rightmost_one_pos64(after), by_length);
 		}
+	}
+	Assert(open < 0);
+	for (int g = 0; g < 3; g++)
+		ct->n[g] = by_length ? n[g] : (g == 0 ? n[0] : 0);
+}
+
+/*
+ * Word n-grams: the tokens of a chunk go into the window buffer first, then
+ * they are added (see window_add).
+ */
+static void
+window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int ntokens)
+{
+	ShWindow   *w = &t->win;
+	size_t		need = 0;
+	size_t		pos;
+	bool		join = (w->count > 0);
+
+	for (int k = 0; k < ntokens; k++)
+		need += TOKEN_LEN(tokens[k]) + 1;
+	/* short tokens are copied as 16 bytes (folded has room to read them) */
+	window_reserve(t, need + 16);
+	pos = w->len;
+	for (int k = 0; k < ntokens; k++)
+	{
+		const char *src = folded + TOKEN_START(tokens[k]);
+		size_t		len = TOKEN_LEN(tokens[k]);
+
+		if (join || k > 0)
+			w->buf[w->len++] = ' ';
+		if (len <= 16)
+			memcpy(w->buf + w->len, src, 16);
 		else
+			memcpy(w->buf + w->len, src, len);
+		w->len += len;
+	}
+	for (int k = 0; k < ntokens; k++)
+	{
+		if (join || k > 0)
+			pos++;
+		window_add(t, pos, pos + TOKEN_LEN(tokens[k]));
+		pos += TOKEN_LEN(tokens[k]);
+	}
+}
+
+/* Clear the bits from..to - 1 of the masks. */
+static void
+clear_mask_bits(uint64 *masks, size_t from, size_t to)
+{
+	for (size_t i = from; i < to;)
+	{
+		size_t		bit = i % 64;
+		size_t		nbits = Min(64 - bit, to - i);
+		uint64		range = (nbits == 64) ? ~UINT64CONST(0) :
+			((UINT64CONST(1) << nbits) - 1) << bit;
+
+		masks[i / 64] &= ~range;
+		i += nbits;
+	}
+}
+
+/*
+ * Words mode, one chunk (len <= ASCII_CHUNK bytes) of ASCII text.
+ *
+ * The chunk is folded into a buffer and classified into bit masks of word
+ * characters (classify_block), and tokens are found from the masks
+ * (find_tokens) and passed on from the folded buffer as they stand. Only a
+ * token that continues one from before the chunk, or may continue after it,
+ * goes through the token buffer; they are taken out of the masks first.
+ */
+static void
+feed_ascii_words_chunk(ShTokenizer *t, const unsigned char *s, size_t len)
+{
+	char		folded[ASCII_CHUNK + 16];	/* see window_add_tokens */
+	uint64		masks[ASCII_CHUNK / 64];
+	ChunkTokens ct;
+	size_t		nblocks = (len + 63) / 64;
+	size_t		full = len / 64;
+	size_t		tail;
+	bool		by_length;
+
+	Assert(len > 0 && len <= ASCII_CHUNK);
+	for (size_t b = 0; b < full; b++)
+		masks[b] = classify_block(s + 64 * b, folded + 64 * b);
+	if (full < nblocks)
+	{
+		/* the tail, padded with NULs: separators */
+		unsigned char pad[64] = {0};
+
+		memcpy(pad, s + 64 * full, len - 64 * full);
+		masks[full] = classify_block(pad, folded + 64 * full);
+	}
+
+	/* the token before the chunk ends here, or grows with the first word */
+	if (t->tokstate == TOK_WORD && (masks[0] & 1))
+	{
+		size_t		b = 0;
+		size_t		head;
+
+		while (b < nblocks && masks[b] == ~UINT64CONST(0))
+			b++;
+		head = (b == nblocks) ? len :
+			Min(len, 64 * b + pg_rightmost_one_pos64(~masks[b]));
+		token_append_bytes(t, folded, head);
+		if (head == len)
+			return;
+		clear_mask_bits(masks, 0, head);
+	}
+	end_token(t);
+
+	/* the last word, if it reaches the end of the chunk, may go on after it */
+	tail = len;
+	if (masks[(len - 1) / 64] & (UINT64CONST(1) << ((len - 1) % 64)))
+	{
+		while (tail > 0 && (masks[(tail - 1) / 64] & (UINT64CONST(1) << ((tail - 1) % 64))))
+			tail--;
+		clear_mask_bits(masks, tail, len);
+	}
+
+	by_length = (t->n == 1 && t->emit == NULL);
+	if (by_length)
+		find_tokens(masks, nblocks, &ct, true);
+	else
+		find_tokens(masks, nblocks, &ct, false);
+
+	if (by_length)
+	{
+		for (int g = 0; g < 3; g++)
+			for (int k = 0; k < ct.n[g]; k++)
+				add_hash(t, sh_hash_feature(folded + TOKEN_START(ct.list[g][k]),
+											TOKEN_LEN(ct.list[g][k])));
+	}
+	else if (t->n == 1)
+	{
+		for (int k = 0; k < ct.n[0]; k++)
+			t->emit(t->arg, folded + TOKEN_START(ct.list[0][k]), TOKEN_LEN(ct.list[0][k]));
+	}
+	else
+		window_add_tokens(t, folded, ct.list[0], ct.n[0]);
+
+	if (tail < len)
+	{
+		token_append_bytes(t, folded + tail, len - tail);
+		t->tokstate = TOK_WORD;
+	}
+}
+
+/*
+ * Chars mode, ASCII: every byte is one character, folded, or a separator.
+ * A chunk's stream goes into the window buffer first, then its characters
+ * are added (see window_add).
+ */
+static void
+feed_ascii_chars(ShTokenizer *t, const unsigned char *s, size_t len)
+{
+	ShWindow   *w = &t->win;
+	int			n = t->n;
+
+	for (size_t done = 0; done < len;)
+	{
+		size_t		chunk = Min(len - done, ASCII_CHUNK);
+		size_t		from;
+		size_t		end;
+		size_t		i;
+		bool		any;
+		bool		space = t->pending_space;
+
+		/*
+		 * Every byte adds at most one byte, plus one pending space; and one
+		 * more for the last byte the loop may write without keeping it.
+		 */
+		window_reserve(t, chunk + 2);
+		from = end = w->len;
+		any = (w->count > 0);
+		for (i = done; i < done + chunk; i++)
 		{
-			end_token(t);
-			i++;
+			char		f = ascii_word_folded[s[i]];
+			bool		word = (f != 0);
+
+			/* without branches: a separator run becomes one space */
+			w->buf[end] = ' ';
+			end += (word & space);
+			w->buf[end] = f;
+			end += word;
+			any |= word;
+			space = !word & any;
 		}
+		t->pending_space = space;
+		w->len = end;
+
+		/* until the window holds only this chunk's characters, use the ring */
+		for (i = from; i < end && i < from + n - 1; i++)
+			window_add(t, i, i + 1);
+		if (i < end)
+		{
+			/* then each n-gram is the n bytes up to its character */
+			for (; i < end; i++)
+				emit_feature(t, w->buf + i + 1 - n, n);
+			for (int k = 0; k < n; k++)
+				w->start[k] = end - n + k;
+			w->head = 0;
+			w->count = n;
+		}
+		done += chunk;
 	}
 }
 
@@ -423,12 +877,12 @@ feed_ascii(ShTokenizer *t, const unsigned char *s, size_t len)
 
 		CHECK_FOR_INTERRUPTS();
 		if (t->kind == SH_FEATURES_WORDS)
-			feed_ascii_words(t, s + done, n);
-		else
 		{
-			for (size_t i = 0; i < n; i++)
-				feed_char(t, s[done + i]);
+			for (size_t i = 0; i < n; i += ASCII_CHUNK)
+				feed_ascii_words_chunk(t, s + done + i, Min(n - i, ASCII_CHUNK));
 		}
+		else
+			feed_ascii_chars(t, s + done, n);
 		done += n;
 	}
 }
@@ -508,24 +962,18 @@ feed_segment(ShTokenizer *t, const unsigned char *s, size_t avail,
 	return pos;
 }
 
-void
-sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
-			ShEmitFn emit, void *arg)
+/* The tokeniser proper, for either sink. */
+static void
+tokenize(ShTokenizer *t, const char *text, size_t len)
 {
 	const unsigned char *s = (const unsigned char *) text;
-	ShTokenizer t;
 	pg_wchar   *wbuf = NULL;
 	size_t		wbufcap = 0;
 	size_t		i = 0;
 
-	Assert(size >= SH_MIN_NGRAM && size <= SH_MAX_NGRAM);
+	Assert(t->n >= SH_MIN_NGRAM && t->n <= SH_MAX_NGRAM);
 	if (!ascii_ready)
 		init_ascii_tables();
-	memset(&t, 0, sizeof(t));
-	t.kind = kind;
-	t.n = size;
-	t.emit = emit;
-	t.arg = arg;
 
 	while (i < len)
 	{
@@ -546,7 +994,7 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 			j++;
 		if (j == len)
 		{
-			feed_ascii(&t, s + i, len - i);
+			feed_ascii(t, s + i, len - i);
 			break;
 		}
 		/*
@@ -556,7 +1004,7 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 		 * string well defined).
 		 */
 		segstart = (j > i && s[j - 1] != 0) ? j - 1 : j;
-		feed_ascii(&t, s + i, segstart - i);
+		feed_ascii(t, s + i, segstart - i);
 		if (wbuf == NULL)
 		{
 			/* no more code points than bytes: short texts get a small buffer */
@@ -564,24 +1012,52 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 			wbuf = palloc(wbufcap * sizeof(pg_wchar));
 		}
 		CHECK_FOR_INTERRUPTS();
-		i = segstart + feed_segment(&t, s + segstart, len - segstart, &wbuf, &wbufcap);
+		i = segstart + feed_segment(t, s + segstart, len - segstart, &wbuf, &wbufcap);
 	}
 
 	/* flush */
-	if (kind == SH_FEATURES_WORDS)
-	{
-		end_token(&t);
-		/* fewer tokens than n: the whole document is one feature */
-		if (t.n > 1 && t.wintokens > 0 && t.wintokens < t.n)
-			emit(arg, t.win, t.winlen);
-	}
-	else if (t.nchars > 0 && t.nchars < t.n)
-		emit_char_ngram(&t, (int) t.nchars);
+	if (t->kind == SH_FEATURES_WORDS)
+		end_token(t);
+	window_flush(t);
+	if (t->emit == NULL)
+		flush_hashes(t);
 
-	if (t.tok)
-		pfree(t.tok);
-	if (t.win)
-		pfree(t.win);
+	if (t->tok)
+		pfree(t->tok);
+	if (t->win.buf)
+		pfree(t->win.buf);
 	if (wbuf)
 		pfree(wbuf);
+}
+
+static void
+init_tokenizer(ShTokenizer *t, ShFeatureKind kind, int size)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->n = size;
+}
+
+void
+sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
+			ShEmitFn emit, void *arg)
+{
+	ShTokenizer t;
+
+	init_tokenizer(&t, kind, size);
+	t.emit = emit;
+	t.arg = arg;
+	tokenize(&t, text, len);
+}
+
+void
+sh_tokenize_hashed(const char *text, size_t len, ShFeatureKind kind, int size,
+				   ShHashBatchFn fn, void *arg)
+{
+	ShTokenizer t;
+
+	init_tokenizer(&t, kind, size);
+	t.hashfn = fn;
+	t.arg = arg;
+	tokenize(&t, text, len);
 }

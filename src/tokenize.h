@@ -5,7 +5,8 @@
  * This module has no server dependencies beyond palloc and PostgreSQL's
  * Unicode normaliser, so the fuzz harness links it outside the server.
  * The rules it implements are the fingerprint specification in README.md;
- * any change to its output changes stored fingerprints.
+ * any change to its output changes stored fingerprints. Include it after
+ * postgres.h or postgres_fe.h.
  */
 #ifndef SIMHASH_TOKENIZE_H
 #define SIMHASH_TOKENIZE_H
@@ -26,7 +27,21 @@ typedef enum ShFeatureKind
 /* Called once per feature occurrence, in document order. */
 typedef void (*ShEmitFn) (void *arg, const char *feature, size_t len);
 
+/*
+ * Called with the hashes (sh_hash_feature, feature_hash.h) of a batch of
+ * feature occurrences, n >= 1 at a time, in no particular order.
+ */
+typedef void (*ShHashBatchFn) (void *arg, const uint64 *hashes, int n);
+
 extern void sh_tokenize(const char *text, size_t len, ShFeatureKind kind,
 						int size, ShEmitFn emit, void *arg);
+
+/*
+ * The same features, hashed by the tokeniser itself: for consumers that need
+ * only the multiset of hashes (a fingerprint), this skips the call per
+ * feature and lets the hashing of word tokens run in place.
+ */
+extern void sh_tokenize_hashed(const char *text, size_t len, ShFeatureKind kind,
+							   int size, ShHashBatchFn fn, void *arg);
 
 #endif							/* SIMHASH_TOKENIZE_H */
