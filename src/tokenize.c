@@ -61,7 +61,7 @@
 #define INTERRUPT_INTERVAL	(1 << 20)
 
 /* ASCII is classified and tokenised this many bytes at a time. */
-#define ASCII_CHUNK			4096
+#define ASCII_CHUNK			2048
 
 /* Feature hashes are handed to the hash sink this many at a time. */
 #define HASH_BATCH			64
@@ -289,6 +289,16 @@ fold_char(pg_wchar c)
 
 /* ---- the sinks ---- */
 
+/*
+ * For the hot loops that hash features for the hash sink: inline all they
+ * call, XXH3 included, which the compiler would otherwise call out of line.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define HASH_LOOP __attribute__((flatten))
+#else
+#define HASH_LOOP
+#endif
+
 static void
 flush_hashes(ShTokenizer *t)
 {
@@ -357,19 +367,22 @@ window_reserve(ShTokenizer *t, size_t need)
 		grow_buffer(&w->buf, &w->cap, 2 * (w->len + need));
 }
 
+/* No n-gram yet: the window is not full. */
+#define NO_NGRAM	SIZE_MAX
+
 /*
- * The item at buf[from .. to - 1], already written, is the next one: emit
- * the n-gram that it completes.
+ * The item starting at buf[from], already written, is the next one. Returns
+ * where the n-gram it completes starts (it ends where the item ends), or
+ * NO_NGRAM.
  *
  * The fast paths write a whole chunk's items first and add them after: an
  * n-gram hashed right after its bytes were stored one by one would make
  * the CPU wait for the stores (they cannot be forwarded to a wider load).
  */
-static inline void
-window_add(ShTokenizer *t, size_t from, size_t to)
+static inline size_t
+window_next(ShTokenizer *t, size_t from)
 {
 	ShWindow   *w = &t->win;
-	size_t		oldest;
 
 	w->start[w->head] = from;
 	if (++w->head == t->n)
@@ -378,11 +391,20 @@ window_add(ShTokenizer *t, size_t from, size_t to)
 	{
 		w->count++;
 		if (w->count < t->n)
-			return;
+			return NO_NGRAM;
 	}
 	/* full: the slot of the next item holds the oldest item */
-	oldest = w->start[w->head];
-	emit_feature(t, w->buf + oldest, to - oldest);
+	return w->start[w->head];
+}
+
+/* Add the item at buf[from .. to - 1] and emit the n-gram it completes. */
+static inline void
+window_add(ShTokenizer *t, size_t from, size_t to)
+{
+	size_t		ngram = window_next(t, from);
+
+	if (ngram != NO_NGRAM)
+		emit_feature(t, t->win.buf + ngram, to - ngram);
 }
 
 /* Append an item, after a space for word n-grams, and add it. */
@@ -665,8 +687,31 @@ find_tokens(const uint64 *masks, int nblocks, ChunkTokens *ct, bool by_length)
 }
 
 /*
+ * Hash the tokens of a chunk, found by length, for the hash sink: the
+ * hottest loop of simhash(text).
+ */
+HASH_LOOP static void
+hash_token_groups(ShTokenizer *t, const char *folded, const ChunkTokens *ct)
+{
+	for (int g = 0; g < 3; g++)
+		for (int k = 0; k < ct->n[g]; k++)
+			add_hash(t, sh_hash_feature(folded + TOKEN_START(ct->list[g][k]),
+										TOKEN_LEN(ct->list[g][k])));
+}
+
+/* Hash the n-grams at buf + start[k] of len[k] bytes for the hash sink. */
+HASH_LOOP static void
+hash_ngrams(ShTokenizer *t, const char *buf, const size_t *start,
+			const size_t *len, int count)
+{
+	for (int k = 0; k < count; k++)
+		add_hash(t, sh_hash_feature(buf + start[k], len[k]));
+}
+
+/*
  * Word n-grams: the tokens of a chunk go into the window buffer first, then
- * they are added (see window_add).
+ * they are added (see window_next) and the n-grams they complete are passed
+ * on.
  */
 static void
 window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int ntokens)
@@ -675,6 +720,9 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 	size_t		need = 0;
 	size_t		pos;
 	bool		join = (w->count > 0);
+	size_t		ngram_start[ASCII_CHUNK / 2];
+	size_t		ngram_len[ASCII_CHUNK / 2];
+	int			nngrams = 0;
 
 	for (int k = 0; k < ntokens; k++)
 		need += TOKEN_LEN(tokens[k]) + 1;
@@ -696,11 +744,25 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 	}
 	for (int k = 0; k < ntokens; k++)
 	{
+		size_t		ngram;
+
 		if (join || k > 0)
 			pos++;
-		window_add(t, pos, pos + TOKEN_LEN(tokens[k]));
+		ngram = window_next(t, pos);
 		pos += TOKEN_LEN(tokens[k]);
+		if (ngram != NO_NGRAM)
+		{
+			ngram_start[nngrams] = ngram;
+			ngram_len[nngrams++] = pos - ngram;
+		}
 	}
+	if (t->emit)
+	{
+		for (int k = 0; k < nngrams; k++)
+			t->emit(t->arg, w->buf + ngram_start[k], ngram_len[k]);
+	}
+	else
+		hash_ngrams(t, w->buf, ngram_start, ngram_len, nngrams);
 }
 
 /* Clear the bits from..to - 1 of the masks. */
@@ -784,12 +846,7 @@ feed_ascii_words_chunk(ShTokenizer *t, const unsigned char *s, size_t len)
 		find_tokens(masks, nblocks, &ct, false);
 
 	if (by_length)
-	{
-		for (int g = 0; g < 3; g++)
-			for (int k = 0; k < ct.n[g]; k++)
-				add_hash(t, sh_hash_feature(folded + TOKEN_START(ct.list[g][k]),
-											TOKEN_LEN(ct.list[g][k])));
-	}
+		hash_token_groups(t, folded, &ct);
 	else if (t->n == 1)
 	{
 		for (int k = 0; k < ct.n[0]; k++)
@@ -803,6 +860,17 @@ feed_ascii_words_chunk(ShTokenizer *t, const unsigned char *s, size_t len)
 		token_append_bytes(t, folded + tail, len - tail);
 		t->tokstate = TOK_WORD;
 	}
+}
+
+/*
+ * Hash the count n-grams of n bytes starting at p, p + 1, ..., for the hash
+ * sink.
+ */
+HASH_LOOP static void
+hash_char_ngrams(ShTokenizer *t, const char *p, size_t count, int n)
+{
+	for (size_t i = 0; i < count; i++)
+		add_hash(t, sh_hash_feature(p + i, n));
 }
 
 /*
@@ -854,8 +922,13 @@ feed_ascii_chars(ShTokenizer *t, const unsigned char *s, size_t len)
 		if (i < end)
 		{
 			/* then each n-gram is the n bytes up to its character */
-			for (; i < end; i++)
-				emit_feature(t, w->buf + i + 1 - n, n);
+			if (t->emit)
+			{
+				for (; i < end; i++)
+					t->emit(t->arg, w->buf + i + 1 - n, n);
+			}
+			else
+				hash_char_ngrams(t, w->buf + i + 1 - n, end - i, n);
 			for (int k = 0; k < n; k++)
 				w->start[k] = end - n + k;
 			w->head = 0;
