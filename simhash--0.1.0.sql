@@ -421,3 +421,15 @@ CREATE FUNCTION @extschema@.simhash_index_verify(index pg_catalog.regclass,
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 COMMENT ON FUNCTION @extschema@.simhash_index_verify(pg_catalog.regclass)
     IS 'check a simhash index''s structure and that every live row is in it; errors on corruption';
+
+-- grouping a whole set of rows (window functions over the partition; dedup.c)
+CREATE FUNCTION @extschema@.simhash_component(id pg_catalog.int8, fp @extschema@.simhash,
+    radius pg_catalog.int4) RETURNS pg_catalog.int8
+    AS 'MODULE_PATHNAME' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.simhash_component(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4)
+    IS 'window function: id of the first row (in window order) of the row''s connected component of near-duplicates within radius bits';
+CREATE FUNCTION @extschema@.simhash_leader(id pg_catalog.int8, fp @extschema@.simhash,
+    radius pg_catalog.int4) RETURNS pg_catalog.int8
+    AS 'MODULE_PATHNAME' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.simhash_leader(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4)
+    IS 'window function: id of the row''s leader in leader clustering within radius bits, rows taken in window order';

@@ -1,0 +1,507 @@
+/*
+ * dedup.c
+ *		Grouping near-duplicates of a whole set of rows: the window functions
+ *		simhash_component() and simhash_leader().
+ *
+ *	  SELECT id, simhash_component(id, fp, 3) OVER (ORDER BY id) FROM docs;
+ *	  SELECT id, simhash_leader(id, fp, 3) OVER (ORDER BY created) FROM docs;
+ *
+ * Both return, for every row, the id of its group's representative: for
+ * connected components (of the graph whose edges join rows within the
+ * radius) the first row of the component in the window's order; for leader
+ * clustering the row's leader: rows are taken in the window's order, and each
+ * joins the first earlier leader within the radius or becomes a leader itself.
+ * A window function sees the whole partition (the executor keeps it in a
+ * tuplestore that spills to disk past work_mem), so no row is written out and
+ * no index probe is issued per row: on the first call of a partition the
+ * (id, fingerprint) pairs are read into memory, identical fingerprints are
+ * merged, every pair of distinct fingerprints within the radius is found by
+ * batch_near_pairs() (batch.c), and the answer for every row is kept for the
+ * later calls. PARTITION BY groups each partition on its own.
+ *
+ * Memory: about DEDUP_BYTES_PER_ROW bytes per row, plus 8 bytes per pair of
+ * distinct fingerprints for leader clustering; the estimate must fit in
+ * maintenance_work_mem or the call fails before allocating (see README).
+ */
+#include "simhash.h"
+
+#include <limits.h>
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "windowapi.h"
+
+#include "batch.h"
+
+/*
+ * Peak bytes per row: id 8, fingerprint 8, partition position 4, result 4,
+ * distinct index 4 (28, kept); per distinct fingerprint (at most one per row):
+ * fingerprint 8, first row 4, union-find parent or leader 4, and the batch
+ * scratch 16 (32; the 16-byte sort items of the merge are freed before).
+ */
+#define DEDUP_BYTES_PER_ROW 60
+#define DEDUP_BYTES_PER_EDGE 8
+#define DEDUP_NO_ROW PG_UINT32_MAX
+
+typedef enum DedupMethod
+{
+	DEDUP_COMPONENT,
+	DEDUP_LEADER
+} DedupMethod;
+
+/* per partition, in the partition-local memory of the window object */
+typedef struct DedupPartition
+{
+	bool		computed;
+	bool		null_radius;	/* NULL radius: every result is NULL */
+	int64	   *ids;			/* ids of the rows with a fingerprint */
+	uint32	   *result;			/* per partition row: index into ids, or
+								 * DEDUP_NO_ROW for NULL */
+} DedupPartition;
+
+/* a row for the merge of identical fingerprints */
+typedef struct DedupSortItem
+{
+	SimHash		fp;
+	uint32		row;
+} DedupSortItem;
+
+#define ST_SORT dedup_sort_items
+#define ST_ELEMENT_TYPE DedupSortItem
+#define ST_COMPARE(a, b) \
+	((a)->fp < (b)->fp ? -1 : (a)->fp > (b)->fp ? 1 : \
+	 (a)->row < (b)->row ? -1 : (a)->row > (b)->row ? 1 : 0)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+#define ST_SORT dedup_sort_int64
+#define ST_ELEMENT_TYPE int64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+#define ST_SORT dedup_sort_uint64
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* simhash.progress_interval: milliseconds between progress NOTICEs, 0 = off */
+static int	dedup_progress_interval = 10000;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("simhash.progress_interval",
+							"Interval between progress reports of long grouping runs.",
+							"simhash_component() and simhash_leader() send a NOTICE "
+							"with their progress at this interval; 0 turns the reports off.",
+							&dedup_progress_interval,
+							10000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("simhash");
+}
+
+/* state of one grouping run, for the pair callbacks and progress reports */
+typedef struct DedupRun
+{
+	const char *fname;
+	instr_time	start;
+	instr_time	last_report;
+	int64		nrows;
+	uint32		ndistinct;
+	Size		limit;			/* bytes allowed: maintenance_work_mem */
+	Size		used;			/* bytes estimated before the edges */
+	/* connected components */
+	uint32	   *parent;
+	/* leader clustering: edges (later << 32 | earlier), growing */
+	uint64	   *edges;
+	uint64		nedges;
+	uint64		maxedges;
+} DedupRun;
+
+static double
+dedup_elapsed(DedupRun *run, instr_time *since)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, *since);
+	return INSTR_TIME_GET_DOUBLE(now);
+}
+
+/* a NOTICE with the progress, at most every simhash.progress_interval */
+static void
+dedup_report(DedupRun *run, const char *phase, const BatchStats *stats, bool force)
+{
+	instr_time	now;
+
+	if (dedup_progress_interval <= 0)
+		return;
+	if (!force && dedup_elapsed(run, &run->last_report) * 1000.0 < dedup_progress_interval)
+		return;
+	INSTR_TIME_SET_CURRENT(now);
+	run->last_report = now;
+	if (stats)
+		ereport(NOTICE,
+				(errmsg("%s: %s, table %d of %d, %lld pairs so far, %.1f s",
+						run->fname, phase, stats->tables_done, stats->top_tables,
+						(long long) stats->pairs, dedup_elapsed(run, &run->start))));
+	else
+		ereport(NOTICE,
+				(errmsg("%s: %s, %.1f s", run->fname, phase,
+						dedup_elapsed(run, &run->start))));
+}
+
+static void
+dedup_progress(void *arg, const BatchStats *stats)
+{
+	dedup_report((DedupRun *) arg, "finding pairs", stats, false);
+}
+
+static char *
+dedup_bytes(Size bytes)
+{
+	return text_to_cstring(DatumGetTextPP(DirectFunctionCall1(pg_size_pretty,
+															  Int64GetDatum((int64) bytes))));
+}
+
+/* fail before allocating when the run would need more than the limit */
+static void
+dedup_check_memory(DedupRun *run, Size need, const char *what)
+{
+	if (need > run->limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s needs about %s of memory for %s, more than maintenance_work_mem (%s)",
+						run->fname, dedup_bytes(need), what, dedup_bytes(run->limit)),
+				 errhint("Raise maintenance_work_mem for this session, or group fewer rows at a time with PARTITION BY.")));
+}
+
+/* union-find with path halving; the root of a set is its smallest member */
+static inline uint32
+dedup_find(uint32 *parent, uint32 x)
+{
+	while (parent[x] != x)
+	{
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+static void
+dedup_union_pair(void *arg, uint32 a, uint32 b, int distance)
+{
+	DedupRun   *run = (DedupRun *) arg;
+	uint32		ra = dedup_find(run->parent, a);
+	uint32		rb = dedup_find(run->parent, b);
+
+	if (ra < rb)
+		run->parent[rb] = ra;
+	else if (rb < ra)
+		run->parent[ra] = rb;
+}
+
+static void
+dedup_collect_edge(void *arg, uint32 a, uint32 b, int distance)
+{
+	DedupRun   *run = (DedupRun *) arg;
+
+	if (run->nedges == run->maxedges)
+	{
+		uint64		newmax = run->maxedges * 2;
+
+		dedup_check_memory(run, run->used + newmax * DEDUP_BYTES_PER_EDGE,
+						   psprintf("%lld rows and more than %llu pairs",
+									(long long) run->nrows,
+									(unsigned long long) run->nedges));
+		run->edges = repalloc_huge(run->edges, newmax * sizeof(uint64));
+		run->maxedges = newmax;
+	}
+	/* distinct fingerprints are numbered in order of first row: a < b */
+	run->edges[run->nedges++] = ((uint64) b << 32) | a;
+}
+
+/*
+ * Read the partition, group it and store every row's answer in part.
+ * Temporary arrays live in a context deleted at the end; the ids and
+ * results live in the partition's context, as long as the partition.
+ */
+static void
+dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
+			  DedupPartition *part, DedupMethod method)
+{
+	const char *fname = method == DEDUP_COMPONENT ? "simhash_component" : "simhash_leader";
+	MemoryContext partcxt = GetMemoryChunkContext(part);
+	MemoryContext workcxt;
+	MemoryContext oldcxt;
+	DedupRun	run;
+	bool		isnull;
+	Datum		radius_datum;
+	int32		radius;
+	int64		nrows;
+	uint32		nfp = 0;
+	SimHash    *fps;
+	uint32	   *rowpos;
+	uint32	   *distinct_of;
+	SimHash    *dfps;
+	uint32	   *dfirst;
+	uint32		ndistinct = 0;
+	uint32	   *rep;			/* per distinct fingerprint: representative's
+								 * distinct index */
+	BatchStats	stats;
+
+	part->computed = true;
+
+	/* the radius: a constant (or parameter), 0..64 */
+	if (!get_fn_expr_arg_stable(fcinfo->flinfo, 2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the radius of %s() must be a constant or a parameter", fname),
+				 errdetail("Every row of a partition is grouped with the same radius.")));
+	radius_datum = WinGetFuncArgCurrent(winobj, 2, &isnull);
+	if (isnull)
+	{
+		part->null_radius = true;
+		return;
+	}
+	radius = DatumGetInt32(radius_datum);
+	if (radius < 0 || radius > SIMHASH_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("radius %d of %s() is out of range", radius, fname),
+				 errdetail("The radius is a number of differing bits, 0 to 64.")));
+
+	nrows = WinGetPartitionRowCount(winobj);
+	if (nrows >= (int64) PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s() cannot group %lld rows in one partition", fname, (long long) nrows),
+				 errdetail("The limit is %u rows.", PG_UINT32_MAX - 1),
+				 errhint("Group fewer rows at a time with PARTITION BY.")));
+
+	memset(&run, 0, sizeof(run));
+	run.fname = fname;
+	run.nrows = nrows;
+	run.limit = (Size) maintenance_work_mem * 1024;
+	INSTR_TIME_SET_CURRENT(run.start);
+	run.last_report = run.start;
+	run.used = (Size) nrows * DEDUP_BYTES_PER_ROW;
+	dedup_check_memory(&run, run.used, psprintf("%lld rows", (long long) nrows));
+
+	workcxt = AllocSetContextCreate(CurrentMemoryContext, "simhash grouping",
+									ALLOCSET_DEFAULT_SIZES);
+
+	/* read every row: ids and results into the partition context */
+	part->ids = MemoryContextAllocHuge(partcxt, sizeof(int64) * Max(nrows, 1));
+	part->result = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
+	oldcxt = MemoryContextSwitchTo(workcxt);
+	fps = MemoryContextAllocHuge(workcxt, sizeof(SimHash) * Max(nrows, 1));
+	rowpos = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(nrows, 1));
+	for (int64 pos = 0; pos < nrows; pos++)
+	{
+		bool		idnull,
+					fpnull,
+					isout;
+		Datum		id,
+					fp;
+
+		id = WinGetFuncArgInPartition(winobj, 0, pos, WINDOW_SEEK_HEAD, false, &idnull, &isout);
+		fp = WinGetFuncArgInPartition(winobj, 1, pos, WINDOW_SEEK_HEAD, false, &fpnull, &isout);
+		part->result[pos] = DEDUP_NO_ROW;
+		if (fpnull)
+			continue;
+		if (idnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("the id of a row given to %s() is NULL", fname),
+					 errdetail("The fingerprint of that row is %016llx.",
+							   (unsigned long long) DatumGetSimHash(fp)),
+					 errhint("Every row with a fingerprint needs a unique, non-NULL id.")));
+		part->ids[nfp] = DatumGetInt64(id);
+		fps[nfp] = DatumGetSimHash(fp);
+		rowpos[nfp] = (uint32) pos;
+		nfp++;
+		if ((pos & 0xFFFF) == 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			dedup_report(&run, "reading rows", NULL, false);
+		}
+	}
+
+	/* ids must be unique, or the answers could not be told apart */
+	if (nfp > 1)
+	{
+		int64	   *sorted = MemoryContextAllocHuge(workcxt, sizeof(int64) * nfp);
+
+		memcpy(sorted, part->ids, sizeof(int64) * nfp);
+		dedup_sort_int64(sorted, nfp);
+		for (uint32 i = 1; i < nfp; i++)
+			if (sorted[i] == sorted[i - 1])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("id %lld occurs more than once in the rows given to %s()",
+								(long long) sorted[i], fname),
+						 errhint("Every row with a fingerprint needs a unique, non-NULL id.")));
+		pfree(sorted);
+	}
+
+	/*
+	 * Merge identical fingerprints: number the distinct ones in the order of
+	 * their first row (so "earlier" is "smaller"), and map each row to its
+	 * fingerprint's number. Identical fingerprints always share a group and a
+	 * leader (a later copy is within 0 bits of the first).
+	 */
+	distinct_of = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(nfp, 1));
+	{
+		DedupSortItem *items = MemoryContextAllocHuge(workcxt, sizeof(DedupSortItem) * Max(nfp, 1));
+
+		for (uint32 i = 0; i < nfp; i++)
+		{
+			items[i].fp = fps[i];
+			items[i].row = i;
+		}
+		dedup_sort_items(items, nfp);
+		CHECK_FOR_INTERRUPTS();
+		/* distinct_of[row] = the first row with the same fingerprint */
+		for (uint32 i = 0; i < nfp; i++)
+		{
+			uint32		first = (i > 0 && items[i].fp == items[i - 1].fp)
+			? distinct_of[items[i - 1].row] : items[i].row;
+
+			distinct_of[items[i].row] = first;
+		}
+		pfree(items);
+	}
+	dfps = MemoryContextAllocHuge(workcxt, sizeof(SimHash) * Max(nfp, 1));
+	dfirst = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(nfp, 1));
+	for (uint32 i = 0; i < nfp; i++)
+	{
+		if (distinct_of[i] == i)
+		{
+			dfps[ndistinct] = fps[i];
+			dfirst[ndistinct] = i;
+			/* a first row's own slot now holds its distinct number */
+			distinct_of[i] = ndistinct++;
+		}
+		else
+			distinct_of[i] = distinct_of[distinct_of[i]];
+	}
+	pfree(fps);
+	run.ndistinct = ndistinct;
+	dedup_report(&run, psprintf("%u rows with a fingerprint, %u distinct", nfp, ndistinct),
+				 NULL, false);
+
+	/* group the distinct fingerprints */
+	rep = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(ndistinct, 1));
+	if (method == DEDUP_COMPONENT)
+	{
+		for (uint32 d = 0; d < ndistinct; d++)
+			rep[d] = d;
+		run.parent = rep;
+		batch_near_pairs(dfps, ndistinct, radius, dedup_union_pair, &run,
+						 dedup_progress, &run, &stats);
+		for (uint32 d = 0; d < ndistinct; d++)
+			rep[d] = dedup_find(rep, d);
+	}
+	else
+	{
+		uint64		e = 0;
+
+		run.maxedges = 1024;
+		run.edges = MemoryContextAllocHuge(workcxt, sizeof(uint64) * run.maxedges);
+		batch_near_pairs(dfps, ndistinct, radius, dedup_collect_edge, &run,
+						 dedup_progress, &run, &stats);
+		dedup_sort_uint64(run.edges, run.nedges);
+		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * In order of first row: a fingerprint joins the earliest leader among
+		 * its earlier neighbours (its edges, sorted by the earlier end), or
+		 * leads. Earlier fingerprints are decided by then.
+		 */
+		for (uint32 d = 0; d < ndistinct; d++)
+		{
+			uint32		leader = d;
+
+			for (; e < run.nedges && (uint32) (run.edges[e] >> 32) == d; e++)
+			{
+				uint32		a = (uint32) run.edges[e];
+
+				if (leader == d && rep[a] == a)
+					leader = a;
+			}
+			rep[d] = leader;
+		}
+		pfree(run.edges);
+	}
+
+	/* every row's answer: the first row of its representative fingerprint */
+	for (uint32 i = 0; i < nfp; i++)
+		part->result[rowpos[i]] = dfirst[rep[distinct_of[i]]];
+
+	/* no timing here: the regression tests show this line */
+	elog(DEBUG1, "%s: %lld rows, %u with a fingerprint, %u distinct, radius %d: "
+		 "%d blocks, %d tables, %lld sub-splits, %lld comparisons, %lld pairs",
+		 fname, (long long) nrows, nfp, ndistinct, radius,
+		 stats.top_blocks, stats.top_tables, (long long) stats.sub_splits,
+		 (long long) stats.comparisons, (long long) stats.pairs);
+	if (dedup_progress_interval > 0 &&
+		dedup_elapsed(&run, &run.start) * 1000.0 >= dedup_progress_interval)
+		dedup_report(&run, psprintf("done, %lld pairs within %d bits",
+									(long long) stats.pairs, radius), NULL, true);
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(workcxt);
+}
+
+static Datum
+dedup_window(FunctionCallInfo fcinfo, DedupMethod method)
+{
+	WindowObject winobj = PG_WINDOW_OBJECT();
+	DedupPartition *part;
+	int64		pos;
+
+	part = (DedupPartition *) WinGetPartitionLocalMemory(winobj, sizeof(DedupPartition));
+	if (!part->computed)
+		dedup_compute(fcinfo, winobj, part, method);
+	if (part->null_radius)
+		PG_RETURN_NULL();
+	pos = WinGetCurrentPosition(winobj);
+	if (part->result[pos] == DEDUP_NO_ROW)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(part->ids[part->result[pos]]);
+}
+
+/*
+ * simhash_component(id bigint, fp simhash, radius int) OVER (...): the id of
+ * the first row, in the window's order, of the row's connected component.
+ */
+PG_FUNCTION_INFO_V1(simhash_component);
+Datum
+simhash_component(PG_FUNCTION_ARGS)
+{
+	return dedup_window(fcinfo, DEDUP_COMPONENT);
+}
+
+/*
+ * simhash_leader(id bigint, fp simhash, radius int) OVER (...): the id of the
+ * row's leader in leader clustering in the window's order (its own id for a
+ * leader).
+ */
+PG_FUNCTION_INFO_V1(simhash_leader);
+Datum
+simhash_leader(PG_FUNCTION_ARGS)
+{
+	return dedup_window(fcinfo, DEDUP_LEADER);
+}
