@@ -9,7 +9,7 @@ OBJS = src/type.o src/distance.o src/planner.o src/accum.o src/tokenize.o \
        src/mih/mih_validate.o src/mih/mih_inspect.o src/mih/mih_verify.o
 
 # pg_regress suites, in order (sql/NAME.sql against expected/NAME.out)
-REGRESS = type distance rewrite fingerprint vectors index dedup security
+REGRESS = type distance rewrite fingerprint vectors index dedup dedup_script security
 
 # xxHash is used header-only (XXH_INLINE_ALL): libxxhash-dev at build time only
 PG_CPPFLAGS += -I$(srcdir)/src
