@@ -124,37 +124,41 @@ SQL
 	psql_db -At -c "SELECT format('%s documents, %s MB of text, %s without fingerprint (no words)',
 	                   count(*), round(sum(octet_length(body)) / 1e6, 1), count(*) - count(fp)) FROM docs"
 
-	log "near-duplicate groups (within 3 bits; connected components of the pairs)"
-	echo "(pairs come from the self-join b.fp <~> a.fp <= 3, a nested loop over the simhash index:)"
+	log "near-duplicate pairs and groups (within 3 bits)"
+	echo "(pairs: the self-join b.fp <~> a.fp <= 3, a nested loop over the simhash index:)"
 	psql_db -At -c "EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM docs a JOIN docs b ON b.fp <~> a.fp <= 3 AND a.id < b.id" | sed 's/^/    /'
+	echo "(groups: simhash_leader() and simhash_component() over the whole table, in memory;"
+	echo " the representative of a group is its longest document)"
 	psql_db <<'SQL'
 \pset footer off
 CREATE TEMP TABLE pairs AS
     SELECT a.id AS a, b.id AS b, a.fp <~> b.fp AS bits
     FROM docs a JOIN docs b ON b.fp <~> a.fp <= 3 AND a.id < b.id;
--- connected components: every document reaches the smallest id of its component
-CREATE TEMP TABLE comp AS
-WITH RECURSIVE edge(x, y) AS (
-    SELECT a, b FROM pairs UNION SELECT b, a FROM pairs
-), reach(id, root) AS (
-    SELECT x, x FROM edge
-    UNION
-    SELECT e.y, r.root FROM reach r JOIN edge e ON e.x = r.id
-)
-SELECT id, min(root) AS grp FROM reach GROUP BY id;
-SELECT count(*) AS groups, sum(n) AS documents_in_groups,
-       (SELECT count(*) FROM pairs) AS pairs
-FROM (SELECT grp, count(*) n FROM comp GROUP BY grp) g;
+CREATE TEMP TABLE grp AS
+    SELECT id, fp,
+           simhash_leader(id, fp, 3) OVER (ORDER BY length(body) DESC, id) AS leader,
+           simhash_component(id, fp, 3) OVER (ORDER BY length(body) DESC, id) AS component
+    FROM docs;
+SELECT (SELECT count(*) FROM pairs) AS pairs,
+       count(DISTINCT leader) FILTER (WHERE leader <> id) AS leader_groups,
+       count(*) FILTER (WHERE leader <> id) AS duplicates,
+       count(DISTINCT component) FILTER (WHERE component <> id) AS components
+FROM grp;
+-- each group: size, the kept document, and its farthest member with the distance
 SELECT g.size, d.path AS representative,
-       (SELECT format('%s ~ %s: %s bits', pd.path, qd.path, p.bits)
-          FROM pairs p JOIN docs pd ON pd.id = p.a JOIN docs qd ON qd.id = p.b
-          JOIN comp c ON c.id = p.a
-         WHERE c.grp = g.grp ORDER BY p.bits DESC, p.a, p.b LIMIT 1) AS example_pair
-FROM (SELECT grp, count(*) AS size FROM comp GROUP BY grp) g
-JOIN docs d ON d.id = g.grp
+       format('%s: %s bits', m.path, g.bits) AS farthest_member
+FROM (SELECT leader, count(*) AS size,
+             (array_agg(id ORDER BY fp <~> (SELECT fp FROM docs WHERE id = leader) DESC, id)
+                FILTER (WHERE id <> leader))[1] AS far,
+             max(fp <~> (SELECT fp FROM docs WHERE id = leader)) AS bits
+      FROM grp WHERE leader IS NOT NULL GROUP BY leader HAVING count(*) > 1) g
+JOIN docs d ON d.id = g.leader
+JOIN docs m ON m.id = g.far
 ORDER BY g.size DESC, d.path
 LIMIT 25;
 SQL
+	echo "(to delete the duplicates of a table and keep the longest of each group, in one transaction:"
+	echo "  psql -v table=docs -v keep=longest -v keep_column=body -v action=delete -f examples/dedup.sql)"
 }
 
 # Each suite: name, then the command. Failures are counted, not fatal, so every suite runs.
