@@ -43,7 +43,11 @@
 # Recall = found positives / positives. Precision = found positives / (found positives + found
 # negatives) with as many negatives as positives (per edit rate, where positives are a fifth of
 # the negatives: R / (R + FPR), the precision on a balanced set; the same thing where counts
-# are equal). F1 from these. All are percentages in the tables.
+# are equal). F1 from these. All are percentages in the tables. Since negatives drawn at random
+# are nearly all far apart, P is near 100% almost everywhere; the all-pairs FPR (above) is
+# what separates the modes, so the report also gives operating points: the largest t (searched
+# in 0..24) whose all-pairs FPR is at most 0.01% or 0.1%, per set and one t for all sets, with
+# the recall there (see report.py).
 #
 # Server: by default a scratch PostgreSQL 15 cluster of its own: initdb (as the postgres OS user
 # when run as root) into a new directory under /tmp, Unix socket in that directory only, port

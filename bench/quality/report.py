@@ -10,6 +10,14 @@
 #   P    precision on a set with as many negatives as positives: R / (R + FPR); where the set
 #        has equal counts (every pooled set here) this is found pos / (found pos + found neg)
 #   F1   2PR / (P + R); the best-F1 threshold is the smallest t in 0..12 with the highest F1
+#   all-pairs FPR  found allneg / allneg: allneg are all non-duplicate pairs of a set's pool
+#        (see quality.sh), what a query against a large table meets; since P on balanced sets
+#        is near 100% almost everywhere, this is the figure that separates the modes.
+# Sections: R/P tables per set (and all-pairs FPR, and spam's hard negatives); recall per edit
+# rate (and per op at t = 3, 6); best-F1 summary per set; mean F1 over English / Chinese / all
+# sets; OpenCC variants side by side; operating points (largest t, searched in 0..24, whose
+# all-pairs FPR is <= 0.01% resp. 0.1%, per set and one t for every set) with the recall
+# there; candidate mode/threshold settings side by side.
 import sys
 from collections import defaultdict
 
@@ -105,9 +113,9 @@ def modes_of(s):
 def table(title, rows, cols, width=8, first=10):
     print()
     print(title)
-    print("  " + "mode".ljust(first) + "".join(str(c).rjust(width) for c in cols))
+    print("  " + "mode".ljust(first) + "".join(" " + str(c).rjust(width - 1) for c in cols))
     for name, cells in rows:
-        print("  " + name.ljust(first) + "".join(str(c).rjust(width) for c in cells))
+        print("  " + name.ljust(first) + "".join(" " + str(c).rjust(width - 1) for c in cells))
 
 
 def nm(m):
@@ -273,3 +281,57 @@ for level in LEVELS:
             rows.append((nm(m), [t] + [pct(rates(x, m, rate=r, ts=TX)[0][t]) for r in RATES] + [fpr(A[t], 100.0)]))
         table("[%s] at that t: recall per edit rate, and the all-pairs FPR (%%)" % x, rows,
               ["t"] + ["R %d%%" % r for r in RATES] + ["allFPR"], width=8)
+
+for level in LEVELS:
+    print()
+    print("=" * 100)
+    print("One threshold for every set: per mode, the largest t in 0..%d whose all-pairs FPR is at most %g%%"
+          % (TX[-1], level))
+    print("in every set that has one (spam, zh-cross*, sotu, moby, zh-edit), and the recall there (%):")
+    print("spam and zh-cross* pooled; edit sets at 1/2/5% edits (10% and 20% in the tables above)")
+    fsets = [x for x in SETS if x in present and allneg_fpr(x, modes_of(x)[0]) is not None]
+    rsets = [x for x in ["spam", "zh-cross", "zh-cross-t2s", "zh-cross-tw2sp-tw"] if x in present]
+    esets = [x for x in EDIT_SETS if x in present]
+    rows = []
+    for m in MODES:
+        if not all(hist.get((x, m, "pos")) for x in fsets):
+            continue
+        ts = [op_point(x, m, level) for x in fsets]
+        t = min(ts)
+        if t < 0:
+            rows.append((nm(m), ["none"]))
+            continue
+        worst = max(allneg_fpr(x, m, TX)[t] for x in fsets)
+        cells = [t, fpr(worst, 100.0)]
+        cells += [pct(rates(x, m, ts=TX)[0][t]) for x in rsets]
+        cells += ["/".join(pct(rates(x, m, rate=r, ts=TX)[0][t]) for r in (1, 2, 5)) for x in esets]
+        rows.append((nm(m), cells))
+    table("R (%%) at that t; maxFPR: the highest all-pairs FPR (%%) among the sets there", rows,
+          ["t", "maxFPR"] + [x.replace("zh-cross-", "zc-") for x in rsets]
+          + ["%s 1/2/5" % x for x in esets], width=14)
+
+print()
+print("=" * 100)
+print("Candidate settings side by side: recall (%) and all-pairs FPR (%) per set at fixed thresholds")
+print("(spam, zc-tw2sp-tw: pooled recall; edit sets: recall at 1/2/5% edits)")
+cand_sets = [x for x in ["spam", "zh-cross-tw2sp-tw", "sotu", "moby", "zh-edit"] if x in present]
+rows = []
+for m in ["w1", "w2", "w3", "c3", "c5", "c6", "tsv"]:
+    for t in (3, 6, 8, 10, 12):
+        cells = []
+        for x in cand_sets:
+            if not hist.get((x, m, "pos")):
+                cells += ["", ""]
+                continue
+            if x in EDIT_SETS:
+                cells.append("/".join(pct(rates(x, m, rate=r, ts=TX)[0][t]) for r in (1, 2, 5)))
+            else:
+                cells.append(pct(rates(x, m, ts=TX)[0][t]))
+            A = allneg_fpr(x, m, TX)
+            cells.append(fpr(A[t], 100.0))
+        rows.append(("%s t=%d" % (nm(m), t), cells))
+cols = []
+for x in cand_sets:
+    x = x.replace("zh-cross-", "zc-")
+    cols += [x + " R", "FPR"]
+table("", rows, cols, width=12, first=13)
