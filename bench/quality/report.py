@@ -306,7 +306,7 @@ for level in LEVELS:
         cells += [pct(rates(x, m, ts=TX)[0][t]) for x in rsets]
         cells += ["/".join(pct(rates(x, m, rate=r, ts=TX)[0][t]) for r in (1, 2, 5)) for x in esets]
         rows.append((nm(m), cells))
-    table("R (%%) at that t; maxFPR: the highest all-pairs FPR (%%) among the sets there", rows,
+    table("R (%) at that t; maxFPR: the highest all-pairs FPR (%) among the sets there", rows,
           ["t", "maxFPR"] + [x.replace("zh-cross-", "zc-") for x in rsets]
           + ["%s 1/2/5" % x for x in esets], width=14)
 
