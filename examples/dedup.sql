@@ -2,7 +2,7 @@
 -- one representative per group, in one transaction. Run with psql:
 --
 --   psql -v table=docs -v action=delete -f examples/dedup.sql
---   psql -v table=crawl.pages -v fp_column=body_fp -v radius=4 \
+--   psql -v table=crawl.pages -v fp_column=body_fp -v radius=10 \
 --        -v keep=longest -v keep_column=body -v action=delete -f examples/dedup.sql
 --   psql -v table=docs -v action=flag -v flag_column=duplicate_of -f examples/dedup.sql
 --
@@ -10,7 +10,8 @@
 --   table        the table, as in SQL: docs, crawl.pages, "My Table"
 --   id_column    a unique integer id column (default id)
 --   fp_column    the simhash column (default fp)
---   radius       near-duplicates differ in at most this many bits, 0..64 (default 3)
+--   radius       near-duplicates differ in at most this many bits, 0..64 (default 8,
+--                the radius recommended for the default fingerprint: README.md)
 --   method       leader (default): rows taken in the keep order, each joins the
 --                first earlier representative within radius bits, so every
 --                removed row is within radius bits of the row kept for it;
@@ -56,7 +57,7 @@
 \endif
 \if :{?radius}
 \else
-\set radius 3
+\set radius 8
 \endif
 \if :{?method}
 \else

@@ -18,7 +18,9 @@ RESET client_min_messages;
 -- folded; weight = number of occurrences, in order of first occurrence; hash
 -- = XXH3-64 of the feature's UTF-8 bytes.
 --
-SELECT * FROM simhash_features('The quick brown fox jumps over the lazy dog. The dog sleeps.');
+SELECT * FROM simhash_features('The quick brown fox jumps over the lazy dog. The dog sleeps.', 'words', 1);
+-- the default: word pairs (2-shingles)
+SELECT * FROM simhash_features('The quick brown fox jumps.');
 -- word shingles: size consecutive words joined by one space
 SELECT * FROM simhash_features('The quick brown fox jumps', features => 'words', size => 3);
 -- fewer words than the size: one feature with all of them
@@ -33,32 +35,33 @@ SELECT * FROM simhash_features('Hi!', features => 'chars', size => 5);
 
 -- a fingerprint is the bitwise majority of its features' hashes (ties give 0):
 -- 'the quick brown fox' has four features of weight one
-SELECT simhash('The quick brown fox'::text) AS fp,
-       simhash('The quick brown fox'::text) = simhash(ARRAY['the', 'quick', 'brown', 'fox']) AS same_as_tokens;
+SELECT simhash('The quick brown fox', 'words', 1) AS fp,
+       simhash('The quick brown fox', 'words', 1) = simhash(ARRAY['the', 'quick', 'brown', 'fox']) AS same_as_tokens,
+       simhash('The quick brown fox'::text) = simhash(ARRAY['the quick', 'quick brown', 'brown fox']) AS default_pairs;
 -- one feature: the fingerprint is its hash
 SELECT simhash('fox'::text) AS fp, hash FROM simhash_features('fox');
 -- two features: bits set in both hashes only (a tie is 0)
-SELECT simhash('hello world'::text) AS fp,
-       (SELECT bool_and(hash & simhash('hello world'::text) = simhash('hello world'::text))
-        FROM simhash_features('hello world')) AS subset_of_each,
+SELECT simhash('hello world', 'words', 1) AS fp,
+       (SELECT bool_and(hash & simhash('hello world', 'words', 1) = simhash('hello world', 'words', 1))
+        FROM simhash_features('hello world', 'words', 1)) AS subset_of_each,
        '9555e8555c62dcfd'::simhash & 'd6476c25083d69be' AS and_of_hashes;
 
 --
--- Defaults and named arguments: words with size 1; chars with size 3.
+-- Defaults and named arguments: words with size 2; chars with size 3.
 --
 SELECT simhash(d) = simhash(d, 'words') AS default_is_words,
-       simhash(d, 'words') = simhash(d, 'words', 1) AS words_default_size_1,
-       simhash(d, features => 'words', size => 1) = simhash(d) AS named,
+       simhash(d, 'words') = simhash(d, 'words', 2) AS words_default_size_2,
+       simhash(d, features => 'words', size => 2) = simhash(d) AS named,
        simhash(doc => d, size => 2, features => 'words') = simhash(d, 'words', 2) AS named_any_order,
        simhash(d, 'chars') = simhash(d, 'chars', 3) AS chars_default_size_3,
        simhash(d, features => 'chars') = simhash(d, 'chars', 3) AS named_chars,
-       simhash(d) <> simhash(d, 'words', 2) AS shingles_differ,
+       simhash(d) <> simhash(d, 'words', 1) AS unigrams_differ,
        simhash(d) <> simhash(d, 'chars') AS chars_differ,
        simhash(d, 'chars', 3) <> simhash(d, 'chars', 4) AS sizes_differ
 FROM (VALUES ('It was the best of times, it was the worst of times, it was the age of wisdom'::text)) AS t(d);
 -- the same defaults for simhash_features
 SELECT (SELECT array_agg(feature) FROM simhash_features('a b c d')) =
-       (SELECT array_agg(feature) FROM simhash_features('a b c d', 'words', 1)) AS words_default,
+       (SELECT array_agg(feature) FROM simhash_features('a b c d', 'words', 2)) AS words_default,
        (SELECT array_agg(feature) FROM simhash_features('a b c d', 'chars')) =
        (SELECT array_agg(feature) FROM simhash_features('a b c d', features => 'chars', size => 3)) AS chars_default;
 -- sizes 1 and 32 are the limits
@@ -132,18 +135,18 @@ FROM (VALUES ('ＡＢＣ'::text, 'abc'::text),               -- full width lette
              ('Straße', 'strasse'),
              ('naïve', 'naive')) AS t(a, b);             -- marks are kept
 -- what the features are in those cases
-SELECT feature, weight FROM simhash_features('ＡＢＣ abc ﬁne x² ΣΟΦΟΣ Straße STRASSE café ' || U&'cafe\0301');
+SELECT feature, weight FROM simhash_features('ＡＢＣ abc ﬁne x² ΣΟΦΟΣ Straße STRASSE café ' || U&'cafe\0301', 'words', 1);
 -- ignorable code points (soft hyphen, zero width space, word joiner) never
 -- split a word; combining marks extend it
-SELECT feature FROM simhash_features(U&'co\00ADoper\200Bation wo\2060rd e\0301t\0301e\0301');
+SELECT feature FROM simhash_features(U&'co\00ADoper\200Bation wo\2060rd e\0301t\0301e\0301', 'words', 1);
 
 --
 -- Scripts without spaces: each Han, Hiragana, Katakana (or Thai...) letter is
 -- a token of its own, as is every Other Symbol (emoji, ©). Hangul and Latin
 -- letters make words.
 --
-SELECT * FROM simhash_features('東京タワーは高い');
-SELECT feature FROM simhash_features('abc東京def 123 한국어 텍스트 สวัสดี 😀© x');
+SELECT * FROM simhash_features('東京タワーは高い', 'words', 1);
+SELECT feature FROM simhash_features('abc東京def 123 한국어 텍스트 สวัสดี 😀© x', 'words', 1);
 -- shingles across single-character tokens
 SELECT feature FROM simhash_features('東京タワー', 'words', 2);
 
@@ -188,7 +191,7 @@ SELECT simhash(ARRAY['the', 'quick', 'brown', 'fox']) = simhash(ARRAY['fox', 'br
        simhash(ARRAY['a', NULL, 'b', NULL]) = simhash(ARRAY['a', 'b']) AS nulls_skipped,
        simhash(ARRAY['The']) <> simhash(ARRAY['the']) AS no_case_folding,
        simhash(ARRAY['ＡＢＣ']) <> simhash(ARRAY['abc']) AS no_nfkc,
-       simhash(ARRAY['hello world']) <> simhash('hello world'::text) AS no_tokenising,
+       simhash(ARRAY['hello world']) <> simhash('hello world', 'words', 1) AS no_tokenising,
        simhash(ARRAY[['a', 'b'], ['c', 'd']]) = simhash(ARRAY['a', 'b', 'c', 'd']) AS multidimensional;
 SELECT (SELECT simhash_agg(t) FROM unnest(a) t) IS NOT DISTINCT FROM simhash(a) AS agg_matches, a
 FROM (VALUES (ARRAY['a', 'b', 'c']), (ARRAY['x', 'x', 'y']), (ARRAY['a', NULL, 'b']),

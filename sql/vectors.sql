@@ -86,7 +86,7 @@ SELECT d.name, m.mode, m.size, simhash(d.body, m.mode, m.size) AS fingerprint
 FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1), (2, 'words', 2), (3, 'words', 3), (4, 'chars', 1), (5, 'chars', 2), (6, 'chars', 3), (7, 'chars', 5)) AS m(k, mode, size)
 ORDER BY d.ord, m.k;
 
--- the defaults: words/1, and chars/3
+-- the defaults: words/2, and chars/3
 SELECT name, simhash(body) AS words_default, simhash(body, 'chars') AS chars_default
 FROM vec_docs WHERE ord <= 12 ORDER BY ord;
 

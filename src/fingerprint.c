@@ -24,7 +24,7 @@
 
 /* Defaults when a call does not name the feature mode or size. */
 #define DEFAULT_FEATURES	SH_FEATURES_WORDS
-#define DEFAULT_WORDS_SIZE	1
+#define DEFAULT_WORDS_SIZE	2
 #define DEFAULT_CHARS_SIZE	3
 
 /*

@@ -124,20 +124,20 @@ SQL
 	psql_db -At -c "SELECT format('%s documents, %s MB of text, %s without fingerprint (no words)',
 	                   count(*), round(sum(octet_length(body)) / 1e6, 1), count(*) - count(fp)) FROM docs"
 
-	log "near-duplicate pairs and groups (within 3 bits)"
-	echo "(pairs: the self-join b.fp <~> a.fp <= 3, a nested loop over the simhash index:)"
-	psql_db -At -c "EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM docs a JOIN docs b ON b.fp <~> a.fp <= 3 AND a.id < b.id" | sed 's/^/    /'
+	log "near-duplicate pairs and groups (within 8 bits)"
+	echo "(pairs: the self-join b.fp <~> a.fp <= 8, a nested loop over the simhash index:)"
+	psql_db -At -c "EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM docs a JOIN docs b ON b.fp <~> a.fp <= 8 AND a.id < b.id" | sed 's/^/    /'
 	echo "(groups: simhash_leader() and simhash_component() over the whole table, in memory;"
 	echo " the representative of a group is its longest document)"
 	psql_db <<'SQL'
 \pset footer off
 CREATE TEMP TABLE pairs AS
     SELECT a.id AS a, b.id AS b, a.fp <~> b.fp AS bits
-    FROM docs a JOIN docs b ON b.fp <~> a.fp <= 3 AND a.id < b.id;
+    FROM docs a JOIN docs b ON b.fp <~> a.fp <= 8 AND a.id < b.id;
 CREATE TEMP TABLE grp AS
     SELECT id, fp,
-           simhash_leader(id, fp, 3) OVER (ORDER BY length(body) DESC, id) AS leader,
-           simhash_component(id, fp, 3) OVER (ORDER BY length(body) DESC, id) AS component
+           simhash_leader(id, fp, 8) OVER (ORDER BY length(body) DESC, id) AS leader,
+           simhash_component(id, fp, 8) OVER (ORDER BY length(body) DESC, id) AS component
     FROM docs;
 SELECT (SELECT count(*) FROM pairs) AS pairs,
        count(DISTINCT leader) FILTER (WHERE leader <> id) AS leader_groups,

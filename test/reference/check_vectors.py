@@ -466,7 +466,7 @@ def write_sql(path):
              ", ".join("(%d, '%s', %d)" % (k + 1, mo, sz) for k, (mo, sz) in enumerate(MODES)))
     L.append("ORDER BY d.ord, m.k;")
     L.append("")
-    L.append("-- the defaults: words/1, and chars/3")
+    L.append("-- the defaults: words/2, and chars/3")
     L.append("SELECT name, simhash(body) AS words_default, simhash(body, 'chars') AS chars_default")
     L.append("FROM vec_docs WHERE ord <= 12 ORDER BY ord;")
     L.append("")

@@ -397,7 +397,7 @@ def text_features(doc, mode="words", size=None, segmented=False):
     """Every feature occurrence of a document (str, or bytes taken as UTF-8), in order.
     segmented: see normalize()."""
     if size is None:
-        size = 1 if mode == "words" else 3
+        size = 2 if mode == "words" else 3
     if mode not in ("words", "chars"):
         raise ValueError("unknown feature mode %r" % mode)
     if not 1 <= size <= 32:
