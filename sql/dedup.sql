@@ -208,7 +208,7 @@ SET maintenance_work_mem = '1MB';
 SELECT count(c) FROM (SELECT simhash_component(g, g::bigint::simhash, 3) OVER () AS c FROM generate_series(1, 20000) g) s;
 SET maintenance_work_mem = '2MB';
 SELECT count(c) FROM (SELECT simhash_component(g, g::bigint::simhash, 3) OVER () AS c FROM generate_series(1, 20000) g) s;
--- leader clustering also keeps the pairs (8 bytes each): 499500 of them here
+-- leader clustering also keeps the pairs (16 bytes each with their sort buffer): 499500 here
 SELECT count(c) FROM (SELECT simhash_leader(g, g::bigint::simhash, 64) OVER () AS c FROM generate_series(1, 1000) g) s;
 RESET maintenance_work_mem;
 SELECT count(DISTINCT c) FROM (SELECT simhash_leader(g, g::bigint::simhash, 64) OVER () AS c FROM generate_series(1, 1000) g) s;

@@ -19,7 +19,7 @@
  * batch_near_pairs() (batch.c), and the answer for every row is kept for the
  * later calls. PARTITION BY groups each partition on its own.
  *
- * Memory: about DEDUP_BYTES_PER_ROW bytes per row, plus 8 bytes per pair of
+ * Memory: about DEDUP_BYTES_PER_ROW bytes per row, plus 16 bytes per pair of
  * distinct fingerprints for leader clustering; the estimate must fit in
  * maintenance_work_mem or the call fails before allocating (see README).
  */
@@ -38,12 +38,15 @@
 
 /*
  * Peak bytes per row: id 8, fingerprint 8, partition position 4, result 4,
- * distinct index 4 (28, kept); per distinct fingerprint (at most one per row):
- * fingerprint 8, first row 4, union-find parent or leader 4, and the batch
- * scratch 16 (32; the 16-byte sort items of the merge are freed before).
+ * distinct index 4 (28), and, while identical fingerprints are merged, 16
+ * for the sort items and 16 for the radix sort's buffer (60). Afterwards,
+ * per distinct fingerprint (at most one per row): fingerprint 8, first row 4,
+ * union-find parent or leader 4 and the batch scratch 16 (32, replacing the
+ * row fingerprints and the sort items: 52 in all).
  */
 #define DEDUP_BYTES_PER_ROW 60
-#define DEDUP_BYTES_PER_EDGE 8
+/* a pair: 8 bytes, and as much again while the pairs are sorted */
+#define DEDUP_BYTES_PER_EDGE 16
 #define DEDUP_NO_ROW PG_UINT32_MAX
 
 typedef enum DedupMethod
@@ -69,15 +72,6 @@ typedef struct DedupSortItem
 	uint32		row;
 } DedupSortItem;
 
-#define ST_SORT dedup_sort_items
-#define ST_ELEMENT_TYPE DedupSortItem
-#define ST_COMPARE(a, b) \
-	((a)->fp < (b)->fp ? -1 : (a)->fp > (b)->fp ? 1 : \
-	 (a)->row < (b)->row ? -1 : (a)->row > (b)->row ? 1 : 0)
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
-
 #define ST_SORT dedup_sort_int64
 #define ST_ELEMENT_TYPE int64
 #define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
@@ -85,12 +79,90 @@ typedef struct DedupSortItem
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-#define ST_SORT dedup_sort_uint64
-#define ST_ELEMENT_TYPE uint64
-#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
+/*
+ * LSD radix sorts, 8 bits a pass, skipping passes in which every key has the
+ * same digit, with an interrupt check after each pass: the sorts of a large
+ * partition take seconds, and a cancel must not wait for them. Both need a
+ * buffer as large as the data (counted in the memory estimates).
+ */
+static void
+dedup_radix_items(DedupSortItem *items, DedupSortItem *tmp, uint32 n)
+{
+	DedupSortItem *src = items;
+	DedupSortItem *dst = tmp;
+
+	for (int shift = 0; shift < 64; shift += 8)
+	{
+		uint32		count[256];
+		uint32		pos = 0;
+		bool		trivial = false;
+
+		memset(count, 0, sizeof(count));
+		for (uint32 i = 0; i < n; i++)
+			count[(src[i].fp >> shift) & 255]++;
+		for (int d = 0; d < 256; d++)
+		{
+			uint32		c = count[d];
+
+			trivial |= (c == n);
+			count[d] = pos;
+			pos += c;
+		}
+		if (trivial)
+			continue;
+		/* stable: rows with equal fingerprints stay in row order */
+		for (uint32 i = 0; i < n; i++)
+			dst[count[(src[i].fp >> shift) & 255]++] = src[i];
+		{
+			DedupSortItem *swap = src;
+
+			src = dst;
+			dst = swap;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (src != items)
+		memcpy(items, src, sizeof(DedupSortItem) * n);
+}
+
+static void
+dedup_radix_uint64(uint64 *keys, uint64 *tmp, uint64 n)
+{
+	uint64	   *src = keys;
+	uint64	   *dst = tmp;
+
+	for (int shift = 0; shift < 64; shift += 8)
+	{
+		uint64		count[256];
+		uint64		pos = 0;
+		bool		trivial = false;
+
+		memset(count, 0, sizeof(count));
+		for (uint64 i = 0; i < n; i++)
+			count[(src[i] >> shift) & 255]++;
+		for (int d = 0; d < 256; d++)
+		{
+			uint64		c = count[d];
+
+			trivial |= (c == n);
+			count[d] = pos;
+			pos += c;
+		}
+		if (trivial)
+			continue;
+		for (uint64 i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 255]++] = src[i];
+		{
+			uint64	   *swap = src;
+
+			src = dst;
+			dst = swap;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (src != keys)
+		memcpy(keys, src, sizeof(uint64) * n);
+}
 
 /* simhash.progress_interval: milliseconds between progress NOTICEs, 0 = off */
 static int	dedup_progress_interval = 10000;
@@ -365,14 +437,15 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 	distinct_of = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(nfp, 1));
 	{
 		DedupSortItem *items = MemoryContextAllocHuge(workcxt, sizeof(DedupSortItem) * Max(nfp, 1));
+		DedupSortItem *tmp = MemoryContextAllocHuge(workcxt, sizeof(DedupSortItem) * Max(nfp, 1));
 
 		for (uint32 i = 0; i < nfp; i++)
 		{
 			items[i].fp = fps[i];
 			items[i].row = i;
 		}
-		dedup_sort_items(items, nfp);
-		CHECK_FOR_INTERRUPTS();
+		dedup_radix_items(items, tmp, nfp);
+		pfree(tmp);
 		/* distinct_of[row] = the first row with the same fingerprint */
 		for (uint32 i = 0; i < nfp; i++)
 		{
@@ -422,8 +495,12 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 		run.edges = MemoryContextAllocHuge(workcxt, sizeof(uint64) * run.maxedges);
 		batch_near_pairs(dfps, ndistinct, radius, dedup_collect_edge, &run,
 						 dedup_progress, &run, &stats);
-		dedup_sort_uint64(run.edges, run.nedges);
-		CHECK_FOR_INTERRUPTS();
+		{
+			uint64	   *tmp = MemoryContextAllocHuge(workcxt, sizeof(uint64) * Max(run.nedges, 1));
+
+			dedup_radix_uint64(run.edges, tmp, run.nedges);
+			pfree(tmp);
+		}
 
 		/*
 		 * In order of first row: a fingerprint joins the earliest leader among
