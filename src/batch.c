@@ -34,6 +34,7 @@
 #include "utils/memutils.h"
 
 #include "batch.h"
+#include "radix.h"
 
 /* runs no longer than this are compared pairwise */
 #define BATCH_BRUTE_MAX 48
@@ -236,49 +237,9 @@ batch_gather(SimHash fp, const BatchBitRun *runs, int nruns)
 	return (uint32) key;
 }
 
-/*
- * Sort items by their key (high 32 bits): LSD radix sort, 8 bits a pass,
- * skipping passes in which every item has the same digit.
- */
-static void
-batch_radix_sort(BatchCtx *ctx, uint64 *items, uint64 *tmp, uint32 n)
-{
-	uint64	   *src = items;
-	uint64	   *dst = tmp;
-
-	for (int shift = 32; shift < 64; shift += 8)
-	{
-		uint32		count[256];
-		uint32		pos = 0;
-		bool		trivial = false;
-
-		memset(count, 0, sizeof(count));
-		for (uint32 i = 0; i < n; i++)
-			count[(src[i] >> shift) & 255]++;
-		for (int d = 0; d < 256; d++)
-		{
-			uint32		c = count[d];
-
-			if (c == n)
-				trivial = true;
-			count[d] = pos;
-			pos += c;
-		}
-		if (trivial)
-			continue;
-		for (uint32 i = 0; i < n; i++)
-			dst[count[(src[i] >> shift) & 255]++] = src[i];
-		{
-			uint64	   *swap = src;
-
-			src = dst;
-			dst = swap;
-		}
-		batch_tick(ctx, n);
-	}
-	if (src != items)
-		memcpy(items, src, sizeof(uint64) * n);
-}
+/* items sort by their key, the high 32 bits (radix.h) */
+#define BATCH_ITEM_BITS(item) (item)
+RADIX_SORT_DEFINE(batch_radix_sort, uint64, BATCH_ITEM_BITS)
 
 /*
  * Report the pairs within the radius among n items whose fingerprints are
@@ -385,7 +346,7 @@ batch_enumerate(BatchCtx *ctx, uint64 *items, uint32 n, uint64 active,
 
 			items[i] = ((uint64) batch_gather(ctx->fps[idx], runs, nruns) << 32) | idx;
 		}
-		batch_radix_sort(ctx, items, tmp, n);
+		batch_radix_sort(items, tmp, n, 32);
 
 		start = 0;
 		while (start < n)

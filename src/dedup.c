@@ -35,6 +35,7 @@
 #include "windowapi.h"
 
 #include "batch.h"
+#include "radix.h"
 
 /*
  * Peak bytes per row: id 8, fingerprint 8, partition position 4, result 4,
@@ -79,90 +80,10 @@ typedef struct DedupSortItem
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/*
- * LSD radix sorts, 8 bits a pass, skipping passes in which every key has the
- * same digit, with an interrupt check after each pass: the sorts of a large
- * partition take seconds, and a cancel must not wait for them. Both need a
- * buffer as large as the data (counted in the memory estimates).
- */
-static void
-dedup_radix_items(DedupSortItem *items, DedupSortItem *tmp, uint32 n)
-{
-	DedupSortItem *src = items;
-	DedupSortItem *dst = tmp;
-
-	for (int shift = 0; shift < 64; shift += 8)
-	{
-		uint32		count[256];
-		uint32		pos = 0;
-		bool		trivial = false;
-
-		memset(count, 0, sizeof(count));
-		for (uint32 i = 0; i < n; i++)
-			count[(src[i].fp >> shift) & 255]++;
-		for (int d = 0; d < 256; d++)
-		{
-			uint32		c = count[d];
-
-			trivial |= (c == n);
-			count[d] = pos;
-			pos += c;
-		}
-		if (trivial)
-			continue;
-		/* stable: rows with equal fingerprints stay in row order */
-		for (uint32 i = 0; i < n; i++)
-			dst[count[(src[i].fp >> shift) & 255]++] = src[i];
-		{
-			DedupSortItem *swap = src;
-
-			src = dst;
-			dst = swap;
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (src != items)
-		memcpy(items, src, sizeof(DedupSortItem) * n);
-}
-
-static void
-dedup_radix_uint64(uint64 *keys, uint64 *tmp, uint64 n)
-{
-	uint64	   *src = keys;
-	uint64	   *dst = tmp;
-
-	for (int shift = 0; shift < 64; shift += 8)
-	{
-		uint64		count[256];
-		uint64		pos = 0;
-		bool		trivial = false;
-
-		memset(count, 0, sizeof(count));
-		for (uint64 i = 0; i < n; i++)
-			count[(src[i] >> shift) & 255]++;
-		for (int d = 0; d < 256; d++)
-		{
-			uint64		c = count[d];
-
-			trivial |= (c == n);
-			count[d] = pos;
-			pos += c;
-		}
-		if (trivial)
-			continue;
-		for (uint64 i = 0; i < n; i++)
-			dst[count[(src[i] >> shift) & 255]++] = src[i];
-		{
-			uint64	   *swap = src;
-
-			src = dst;
-			dst = swap;
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (src != keys)
-		memcpy(keys, src, sizeof(uint64) * n);
-}
+#define DEDUP_ITEM_KEY(item) ((item).fp)
+#define DEDUP_EDGE_KEY(edge) (edge)
+RADIX_SORT_DEFINE(dedup_radix_items, DedupSortItem, DEDUP_ITEM_KEY)
+RADIX_SORT_DEFINE(dedup_radix_uint64, uint64, DEDUP_EDGE_KEY)
 
 /* simhash.progress_interval: milliseconds between progress NOTICEs, 0 = off */
 static int	dedup_progress_interval = 10000;
@@ -444,7 +365,7 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 			items[i].fp = fps[i];
 			items[i].row = i;
 		}
-		dedup_radix_items(items, tmp, nfp);
+		dedup_radix_items(items, tmp, nfp, 0);
 		pfree(tmp);
 		/* distinct_of[row] = the first row with the same fingerprint */
 		for (uint32 i = 0; i < nfp; i++)
@@ -498,7 +419,7 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 		{
 			uint64	   *tmp = MemoryContextAllocHuge(workcxt, sizeof(uint64) * Max(run.nedges, 1));
 
-			dedup_radix_uint64(run.edges, tmp, run.nedges);
+			dedup_radix_uint64(run.edges, tmp, run.nedges, 0);
 			pfree(tmp);
 		}
 
