@@ -111,7 +111,9 @@ as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@";
 [ -x "$PY" ] || die "/usr/bin/python3 is needed"
 command -v bc >/dev/null || die "bc is needed"
 missing=()
-[ -d /usr/share/man/zh_TW ] && [ -d /usr/share/man/zh_CN/man1 ] || missing+=(manpages-zh)
+# ask dpkg, not the file system: passwd, login and man-db create /usr/share/man/zh_CN and zh_TW
+# with a few pages of their own, so those directories exist without manpages-zh
+dpkg-query -W -f='${Status}' manpages-zh 2>/dev/null | grep -q 'install ok installed' || missing+=(manpages-zh)
 command -v opencc >/dev/null || missing+=(opencc)
 command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
