@@ -386,7 +386,7 @@ run_size() {	# n
 	# groups (only the primary key exists)
 	for f in simhash_component simhash_leader; do
 		run_variant "$n" "${f#simhash_}" "SET client_min_messages = debug1;" "$(group_sql $f)" "" "$WORK/debug.err"
-		printf 'debug\t%s\t%s\t%s\n' "$n" "${f#simhash_}" "$(grep -m1 "$f: [0-9]* rows" "$WORK/debug.err" | sed 's/^[A-Z0-9]*: *//')" >>"$RES"
+		printf 'debug\t%s\t%s\t%s\n' "$n" "${f#simhash_}" "$(grep -m1 "^DEBUG: *$f: [0-9]* rows," "$WORK/debug.err" | sed 's/^[A-Z0-9]*: *//')" >>"$RES"
 	done
 	need_plan "$n" component "WindowAgg"
 	need_plan "$n" leader "WindowAgg"
