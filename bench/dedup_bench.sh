@@ -11,10 +11,10 @@
 #
 #   ROWS   table sizes, default "1000000 10000000". `bench/dedup_bench.sh 1000000` takes about
 #          6 minutes on 2 cores (4 of them the 100k-row seq scan self-join). At 10M rows, the
-#          default 1M outer rows of the btree self-join take more than 25 minutes (a probe of the
-#          10M-row block indexes costs > 1.5 ms; measured on 2026-11-22, run interrupted after
-#          25 min); use BENCH_BTREE_ROWS=100000 there (scaled x100). The rest of the 10M size
-#          takes about 11 minutes (seq scan 5, simhash index self-join 5).
+#          default 1M outer rows of the btree self-join would take about 23 minutes (a probe of
+#          the 10M-row block indexes costs 1.4 ms); use BENCH_BTREE_ROWS=100000 there (scaled
+#          x100): the 10M size then takes about 14 minutes (seq scan 3.5, simhash index
+#          self-join 2.6, btree 2.3; measured 2026-11-23).
 #
 # Data (one table db_t per size, bigint id primary key, fp simhash NOT NULL), generated in SQL
 # after setseed(0.375), so every run sees the same rows; with NC = max(1, ROWS / 5) centres,
@@ -73,7 +73,7 @@
 # RssShmem at the end (shared pages only accumulate, so this is a lower bound of the private
 # peak, exact when the shared part was already at its end value at the peak); "before" is
 # VmRSS right after connecting and SETs. The groups' estimate printed beside them is the
-# README's 60 bytes/row (+ 8 bytes per pair of distinct fingerprints for leaders); the private
+# README's 60 bytes/row (+ 16 bytes per pair of distinct fingerprints for leaders); the private
 # peak also holds the backend's own baseline and the WindowAgg's tuplestore (the partition,
 # in memory up to work_mem, then spilled to a temporary file).
 #
@@ -554,9 +554,9 @@ def print_size(n):
             d = debug.get((n, v), "")
             if v == "leader" and d.endswith(" pairs"):
                 pairs = int(d.split()[-2])
-            est = (60 * n + 8 * pairs) / 1e6
+            est = (60 * n + 16 * pairs) / 1e6
             priv = mb(x["mem1"][1] - x["mem1"][2])
-            print(f"  {v}: README estimate {est:.0f} MB (60 B/row{' + 8 B/pair' if v == 'leader' else ''}); "
+            print(f"  {v}: README estimate {est:.0f} MB (60 B/row{' + 16 B/pair' if v == 'leader' else ''}); "
                   f"private peak {priv:.0f} MB, {priv / est:.2f}x the estimate, {x['mem1'][1] - x['mem0'][0]:,} kB "
                   f"above the backend's RSS before the statement")
     ix = var.get((n, "index"))
