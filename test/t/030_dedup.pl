@@ -154,6 +154,11 @@ CREATE TABLE bf_c AS
 });
 for my $k (3, 6)
 {
+	my $plan = $node->safe_psql('postgres', qq{
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM c a JOIN c b ON b.fp <~> a.fp <= $k AND a.id < b.id});
+	like($plan, qr/Nested Loop.*Index Scan using c_fp_idx on c b/s,
+		"the self-join within $k bits is a nested loop over the simhash index");
 	my $res = $node->safe_psql(
 		'postgres', qq{
 SET enable_seqscan = off;
