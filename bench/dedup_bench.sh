@@ -13,7 +13,7 @@
 #          6 minutes on 2 cores (4 of them the 100k-row seq scan self-join). At 10M rows, the
 #          default 1M outer rows of the btree self-join would take about 23 minutes (a probe of
 #          the 10M-row block indexes costs 1.4 ms); use BENCH_BTREE_ROWS=100000 there (scaled
-#          x100): the 10M size then takes about 14 minutes (seq scan 3.5, simhash index
+#          x100): the 10M size then takes about 10 minutes (seq scan 3.6, simhash index
 #          self-join 2.6, btree 2.3; measured 2026-11-23).
 #
 # Data (one table db_t per size, bigint id primary key, fp simhash NOT NULL), generated in SQL
