@@ -194,6 +194,7 @@ FUNCS=(
 	"length(body)|length(body)"
 	"ascii(body) [detoast]|ascii(body)"
 	"simhash(body)|$SCHEMA.simhash(body)"
+	"simhash(body, 'words', 2, 1) [spec v1]|$SCHEMA.simhash(body, 'words', 2, 1)"
 	"simhash(body, 'words', 1)|$SCHEMA.simhash(body, 'words', 1)"
 	"simhash(body, 'words', 3)|$SCHEMA.simhash(body, 'words', 3)"
 	"simhash(body, 'chars', 3)|$SCHEMA.simhash(body, 'chars', 3)"

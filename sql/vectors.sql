@@ -52,24 +52,26 @@ INSERT INTO vec_docs VALUES
 (28, 'superscripts', 'x² + y³ = z⁴ H₂O E=mc² 2ⁿ ª º ʰ ½ ⅓ ¼ Ⅻ ⅻ ① ⑴ ⒜ ㈱ ㎏ ㎞ ㏂'),
 (29, 'soft_hyphen', U&'co\00ADoperate hy\00ADphen\00ADation \00ADstart end\00AD'),
 (30, 'zero_width', U&'a\200Db \200Cc d\200Be zero\2060width \FEFFbom \3164filler\115F x\034Fy'),
-(31, 'marks_edge', U&'\0301start a \0301b 漢\0301字 กิ \20DD x\20DD \0301 \0301\0302 ๆ์'),
-(32, 'whitespace_kinds', U&'a\00A0b\2002c\3000d\2028e\2029f\0085g\000Bh\000Ci'),
-(33, 'mixed_scripts', 'Hello 世界! Привет мир — مرحبا 😀 καλημέρα 東京2020 naïve café ソウル서울 abc漢def'),
-(34, 'mixed_numbers', '3.14 ３．１４ ٣٫١٤ ३.१४ 三点一四 1,5 € 2½ 10⁻³ 0.001 ½'),
-(35, 'empty', ''),
-(36, 'whitespace_only', U&' \0009\000A\000D  \3000\00A0\2003 '),
-(37, 'punctuation_only', '!?... ,;:—–()[]{}«»"''“”‘’ ¿¡ ・、。 -_- ** // %'),
-(38, 'ignorable_only', U&'\200B\200D\FE0F\00AD\2060\FEFF'),
-(39, 'separators_and_ignorables', U&' \200B , \00AD ; \FE0F .'),
-(40, 'single_char', 'a'),
-(41, 'single_han', '漢'),
-(42, 'single_emoji', '😀'),
-(43, 'single_mark', U&'\0301'),
-(44, 'single_ligature', 'ﬁ'),
-(45, 'two_words', 'hello world');
+(31, 'han_variants', '為爲为 裡裏里 峰峯 後后 發髮发 臺台檯颱 中文 鐘鍾钟'),
+(32, 'repeats', 'the cat the cat the cat sat on the mat the mat the mat'),
+(33, 'marks_edge', U&'\0301start a \0301b 漢\0301字 กิ \20DD x\20DD \0301 \0301\0302 ๆ์'),
+(34, 'whitespace_kinds', U&'a\00A0b\2002c\3000d\2028e\2029f\0085g\000Bh\000Ci'),
+(35, 'mixed_scripts', 'Hello 世界! Привет мир — مرحبا 😀 καλημέρα 東京2020 naïve café ソウル서울 abc漢def'),
+(36, 'mixed_numbers', '3.14 ３．１４ ٣٫١٤ ३.१४ 三点一四 1,5 € 2½ 10⁻³ 0.001 ½'),
+(37, 'empty', ''),
+(38, 'whitespace_only', U&' \0009\000A\000D  \3000\00A0\2003 '),
+(39, 'punctuation_only', '!?... ,;:—–()[]{}«»"''“”‘’ ¿¡ ・、。 -_- ** // %'),
+(40, 'ignorable_only', U&'\200B\200D\FE0F\00AD\2060\FEFF'),
+(41, 'separators_and_ignorables', U&' \200B , \00AD ; \FE0F .'),
+(42, 'single_char', 'a'),
+(43, 'single_han', '漢'),
+(44, 'single_emoji', '😀'),
+(45, 'single_mark', U&'\0301'),
+(46, 'single_ligature', 'ﬁ'),
+(47, 'two_words', 'hello world');
 -- about 200 KB: 3000 units of mixed text with ASCII, then 70000 code points without any
 -- ASCII (the normaliser runs in bounded segments), built deterministically
-INSERT INTO vec_docs VALUES (46, 'big_mixed_200kb',
+INSERT INTO vec_docs VALUES (48, 'big_mixed_200kb',
   (SELECT string_agg((ARRAY['lorem ', 'ipsum ', 'dolor. ', 'Sit ', 'AMET, ', 'naïve ', U&'cafe\0301 ', '東京', 'タワー ', '한국어 ', '😀 ', '👍🏽', 'Привет ', 'мир! ', '3.14 ', 'ﬁne ', 'x² ', U&'co\00ADop ', 'İstanbul ', 'Straße ', '中文', '字符 ', 'ｆｕｌｌ ', U&'e\0301\0323 ', 'ΟΔΥΣΣΕΥΣ ', 'مرحبا ', 'नमस्ते ', 'สวัสดี ', U&'\000A', '-- '])
       [1 + ('x' || substr(md5('a' || i), 1, 8))::bit(32)::bigint % 30], '' ORDER BY i)
    FROM generate_series(1, 3000) AS i)
@@ -81,21 +83,24 @@ INSERT INTO vec_docs VALUES (46, 'big_mixed_200kb',
 SELECT octet_length(body) AS bytes, length(body) AS code_points, md5(body)
 FROM vec_docs WHERE name = 'big_mixed_200kb';
 
--- fingerprints of every document in every mode: simhash(doc, features, size)
-SELECT d.name, m.mode, m.size, simhash(d.body, m.mode, m.size) AS fingerprint
-FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1), (2, 'words', 2), (3, 'words', 3), (4, 'chars', 1), (5, 'chars', 2), (6, 'chars', 3), (7, 'chars', 5)) AS m(k, mode, size)
+-- fingerprints of every document in every mode and specification version:
+-- simhash(doc, features, size, version)
+SELECT d.name, m.mode, m.size, m.version, simhash(d.body, m.mode, m.size, m.version) AS fingerprint
+FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1, 1), (2, 'words', 2, 1), (3, 'words', 3, 1), (4, 'chars', 1, 1), (5, 'chars', 2, 1), (6, 'chars', 3, 1), (7, 'chars', 5, 1), (8, 'words', 1, 2), (9, 'words', 2, 2), (10, 'words', 3, 2), (11, 'chars', 1, 2), (12, 'chars', 2, 2), (13, 'chars', 3, 2), (14, 'chars', 5, 2)) AS m(k, mode, size, version)
 ORDER BY d.ord, m.k;
 
--- the defaults: words/2, and chars/3
+-- the defaults: words/2, and chars/3, specification version 2
 SELECT name, simhash(body) AS words_default, simhash(body, 'chars') AS chars_default
 FROM vec_docs WHERE ord <= 12 ORDER BY ord;
 
 -- feature lists of a few documents (feature quoted, so spaces are visible)
-SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'japanese'), 'words', 1);
-SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'emoji'), 'words', 1);
-SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'words', 2);
-SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'latin_decomposed'), 'chars', 3);
-SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'zero_width'), 'chars', 2);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'japanese'), 'words', 1, 1);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'emoji'), 'words', 1, 1);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'words', 2, 1);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'latin_decomposed'), 'chars', 3, 1);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'zero_width'), 'chars', 2, 1);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'han_variants'), 'words', 1, 2);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'repeats'), 'words', 2, 2);
 
 -- the other inputs: text[], text[] with weights, tsvector, simhash_agg
 SELECT label, fp AS fingerprint FROM (VALUES
@@ -123,7 +128,7 @@ SELECT label, fp AS fingerprint FROM (VALUES
   (22, 'agg_all_null', (SELECT simhash_agg(f) FROM (VALUES (NULL::text), (NULL)) v(f))),
   (23, 'agg_no_rows', (SELECT simhash_agg(f) FROM (VALUES ('x')) v(f) WHERE false)),
   (24, 'agg_features_japanese', (SELECT simhash_agg(feature, weight) FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'japanese'), 'words', 2))),
-  (25, 'array_features_mixed', simhash(ARRAY(SELECT f.feature FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'chars', 3) f, generate_series(1, f.weight::int))))
+  (25, 'array_features_mixed', simhash(ARRAY(SELECT f.feature FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'chars', 3, 1) f, generate_series(1, f.weight::int))))
 ) AS x(k, label, fp) ORDER BY k;
 
 DROP TABLE vec_docs;

@@ -7,6 +7,14 @@
  *
  * Features are always hashed as UTF-8, whatever the database encoding, so a
  * fingerprint does not depend on where it was computed.
+ *
+ * The text functions implement a version of the fingerprint specification
+ * (README.md): an optional fourth argument names it, and without it each
+ * C entry point has its own default. simhash_text and simhash_features are
+ * what extension version 0.1.0's SQL functions are bound to, so they keep
+ * giving version 1 (a database not yet updated with ALTER EXTENSION keeps
+ * computing the fingerprints it stored); the _v2 entry points, bound by
+ * 0.2.0 and later, default to version 2.
  */
 #include "simhash.h"
 
@@ -69,9 +77,13 @@ parse_feature_mode(text *mode)
 	return SH_FEATURES_WORDS;	/* keep compiler quiet */
 }
 
-/* Read (doc, [features, [size]]) in the form all text functions take. */
+/*
+ * Read (doc, [features, [size, [version]]]) in the form all text functions
+ * take; default_version applies when the call has no fourth argument.
+ */
 static void
-parse_text_args(FunctionCallInfo fcinfo, ShFeatureKind *kind, int *size)
+parse_text_args(FunctionCallInfo fcinfo, int default_version,
+				ShFeatureKind *kind, int *size, int *version)
 {
 	*kind = DEFAULT_FEATURES;
 	if (PG_NARGS() >= 2)
@@ -88,29 +100,68 @@ parse_text_args(FunctionCallInfo fcinfo, ShFeatureKind *kind, int *size)
 					 errdetail("The size is the number of %s in each feature.",
 							   *kind == SH_FEATURES_WORDS ? "words" : "characters")));
 	}
+	*version = default_version;
+	if (PG_NARGS() >= 4)
+	{
+		*version = PG_GETARG_INT32(3);
+		if (*version != SH_SPEC_V1 && *version != SH_SPEC_V2)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("simhash specification version must be %d or %d, got %d",
+							SH_SPEC_V1, SH_SPEC_V2, *version),
+					 errhint("Version %d is the default; version %d gives the fingerprints of extension version 0.1.0.",
+							 SH_SPEC_LATEST, SH_SPEC_V1)));
+	}
 }
 
-/* ---- simhash(text [, features [, size]]) ---- */
+/* ---- simhash(text [, features [, size [, version]]]) ---- */
 
-PG_FUNCTION_INFO_V1(simhash_text);
-Datum
-simhash_text(PG_FUNCTION_ARGS)
+/*
+ * Version 1 counts every feature occurrence; version 2 counts each distinct
+ * feature hash once (distinct.c) and folds Han variants (the tokeniser).
+ */
+static Datum
+text_fingerprint(FunctionCallInfo fcinfo, int default_version)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	ShFeatureKind kind;
 	int			size;
+	int			version;
 	size_t		len;
 	const char *utf8;
 	ShCountAccum acc;
 	SimHash		result;
 
-	parse_text_args(fcinfo, &kind, &size);
+	parse_text_args(fcinfo, default_version, &kind, &size, &version);
 	utf8 = sh_text_to_utf8(doc, &len);
 	sh_count_init(&acc);
-	sh_tokenize_hashed(utf8, len, kind, size, sh_count_hashes, &acc);
+	if (version == SH_SPEC_V1)
+		sh_tokenize_hashed(utf8, len, kind, size, version, sh_count_hashes, &acc);
+	else
+	{
+		ShDistinct	distinct;
+
+		sh_distinct_init(&distinct, &acc, len);
+		sh_tokenize_hashed(utf8, len, kind, size, version, sh_distinct_hashes, &distinct);
+		sh_distinct_free(&distinct);
+	}
 	if (!sh_count_result(&acc, &result))
 		PG_RETURN_NULL();		/* no features: no fingerprint */
 	PG_RETURN_SIMHASH(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_text);
+Datum
+simhash_text(PG_FUNCTION_ARGS)
+{
+	return text_fingerprint(fcinfo, SH_SPEC_V1);
+}
+
+PG_FUNCTION_INFO_V1(simhash_text_v2);
+Datum
+simhash_text_v2(PG_FUNCTION_ARGS)
+{
+	return text_fingerprint(fcinfo, SH_SPEC_V2);
 }
 
 /* ---- simhash(text[]) and simhash(text[], float8[]) ---- */
@@ -373,7 +424,7 @@ simhash_agg_deserialize(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(acc);
 }
 
-/* ---- simhash_features(doc [, features [, size]]) ---- */
+/* ---- simhash_features(doc [, features [, size [, version]]]) ---- */
 
 /* One distinct feature; chained by hash for the rare XXH3 collision. */
 typedef struct FeatureItem
@@ -393,6 +444,7 @@ typedef struct FeatureEntry
 
 typedef struct FeatureList
 {
+	bool		distinct;		/* version 2: weight 1 per distinct hash */
 	HTAB	   *byhash;
 	FeatureItem *items;
 	int			nitems;
@@ -400,10 +452,9 @@ typedef struct FeatureList
 } FeatureList;
 
 static void
-emit_to_list(void *arg, const char *feature, size_t len)
+emit_to_list(void *arg, const char *feature, size_t len, uint64 h)
 {
 	FeatureList *fl = (FeatureList *) arg;
-	uint64		h = sh_feature_hash(feature, len);
 	FeatureEntry *e;
 	bool		found;
 	int			idx;
@@ -417,7 +468,8 @@ emit_to_list(void *arg, const char *feature, size_t len)
 
 			if (it->len == len && memcmp(it->text, feature, len) == 0)
 			{
-				it->count++;
+				if (!fl->distinct)
+					it->count++;
 				return;
 			}
 		}
@@ -431,25 +483,30 @@ emit_to_list(void *arg, const char *feature, size_t len)
 	fl->items[idx].text = pnstrdup(feature, len);
 	fl->items[idx].len = len;
 	fl->items[idx].hash = h;
-	fl->items[idx].count = 1;
+	/*
+	 * In version 2 a feature's weight is 1, or 0 for a second feature with
+	 * the same 64-bit hash (a collision: the fingerprint counts the hash
+	 * once), so that simhash_agg over these rows equals simhash(doc).
+	 */
+	fl->items[idx].count = (fl->distinct && found) ? 0 : 1;
 	fl->items[idx].next = found ? e->first : -1;
 	e->first = idx;
 }
 
-PG_FUNCTION_INFO_V1(simhash_features);
-Datum
-simhash_features(PG_FUNCTION_ARGS)
+static Datum
+list_features(FunctionCallInfo fcinfo, int default_version)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	ShFeatureKind kind;
 	int			size;
+	int			version;
 	size_t		len;
 	const char *utf8;
 	FeatureList fl;
 	HASHCTL		ctl;
 
-	parse_text_args(fcinfo, &kind, &size);
+	parse_text_args(fcinfo, default_version, &kind, &size, &version);
 	InitMaterializedSRF(fcinfo, 0);
 
 	memset(&ctl, 0, sizeof(ctl));
@@ -458,12 +515,13 @@ simhash_features(PG_FUNCTION_ARGS)
 	ctl.hcxt = CurrentMemoryContext;
 	fl.byhash = hash_create("simhash features", 256, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	fl.distinct = (version >= SH_SPEC_V2);
 	fl.capacity = 256;
 	fl.nitems = 0;
 	fl.items = palloc(fl.capacity * sizeof(FeatureItem));
 
 	utf8 = sh_text_to_utf8(doc, &len);
-	sh_tokenize(utf8, len, kind, size, emit_to_list, &fl);
+	sh_tokenize(utf8, len, kind, size, version, emit_to_list, &fl);
 
 	for (int i = 0; i < fl.nitems; i++)
 	{
@@ -477,4 +535,18 @@ simhash_features(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(simhash_features);
+Datum
+simhash_features(PG_FUNCTION_ARGS)
+{
+	return list_features(fcinfo, SH_SPEC_V1);
+}
+
+PG_FUNCTION_INFO_V1(simhash_features_v2);
+Datum
+simhash_features_v2(PG_FUNCTION_ARGS)
+{
+	return list_features(fcinfo, SH_SPEC_V2);
 }

@@ -58,6 +58,26 @@ extern void sh_count_add(ShCountAccum *acc, uint64 hash);
 extern void sh_count_hashes(void *arg, const uint64 *hashes, int n);
 extern bool sh_count_result(ShCountAccum *acc, SimHash *result);
 
+/*
+ * Distinct feature hashes (distinct.c, specification version 2): an
+ * ShHashBatchFn that passes each hash on to a count accumulator only the
+ * first time it is seen.
+ */
+#define SH_DISTINCT_BATCH 64
+
+typedef struct ShDistinct
+{
+	uint64	   *slots;			/* open addressing; 0 = empty */
+	uint64		mask;			/* slots - 1, a power of two minus one */
+	uint64		count;			/* non-zero hashes held */
+	bool		seen_zero;		/* the hash 0, which cannot be a slot value */
+	ShCountAccum *acc;			/* where new hashes are counted */
+} ShDistinct;
+
+extern void sh_distinct_init(ShDistinct *d, ShCountAccum *acc, size_t doclen);
+extern void sh_distinct_hashes(void *arg, const uint64 *hashes, int n);
+extern void sh_distinct_free(ShDistinct *d);
+
 /* Weighted accumulator: signed sums of weights per bit position. */
 typedef struct ShWeightAccum
 {

@@ -4,7 +4,8 @@
  *
  * Pipeline, per code point: Unicode NFKC (PostgreSQL's normaliser), simple
  * case folding and classification (our frozen tables, unicode_tables.h),
- * then either tokens (runs of word characters; every character of an
+ * from specification version 2 Han variant folding (the same tables), then
+ * either tokens (runs of word characters; every character of an
  * unsegmented script such as Han is a token of its own) grouped into word
  * n-grams, or character n-grams over the text with separators collapsed.
  * README.md, "Fingerprint specification", states these rules for users;
@@ -101,6 +102,7 @@ typedef struct ShTokenizer
 {
 	ShFeatureKind kind;
 	int			n;
+	bool		fold_variants;	/* specification version 2 and later */
 
 	/* the sink: emit != NULL, or else hashes in batches to hashfn */
 	ShEmitFn	emit;
@@ -249,6 +251,32 @@ fold_char_search(pg_wchar c)
 }
 
 /*
+ * Han variant folding (specification version 2), by binary search; only
+ * called for characters flagged SH_CLS_VARIANT, all of which are in the
+ * table.
+ */
+static pg_wchar
+variant_char(pg_wchar c)
+{
+	int			lo = 0;
+	int			hi = lengthof(sh_variant_from) - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (sh_variant_from[mid] == c)
+			return sh_variant_to[mid];
+		if (sh_variant_from[mid] < c)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	Assert(false);
+	return c;
+}
+
+/*
  * The ASCII tables, derived from the Unicode tables at first use so the rules
  * stay in one place: the folded character for a word character, 0 for a
  * separator (ASCII has no other classes).
@@ -319,10 +347,12 @@ add_hash(ShTokenizer *t, uint64 h)
 static inline void
 emit_feature(ShTokenizer *t, const char *feature, size_t len)
 {
+	uint64		h = sh_hash_feature(feature, len);
+
 	if (t->emit)
-		t->emit(t->arg, feature, len);
+		t->emit(t->arg, feature, len, h);
 	else
-		add_hash(t, sh_hash_feature(feature, len));
+		add_hash(t, h);
 }
 
 /* ---- the window of the last n items ---- */
@@ -542,6 +572,9 @@ feed_char(ShTokenizer *t, pg_wchar c)
 
 	if (cls & SH_CLS_FOLD)
 		c = fold_char(c);
+	/* a variant and its representative share their class: cls stays right */
+	if ((cls & SH_CLS_VARIANT) && t->fold_variants)
+		c = variant_char(c);
 	if (t->kind == SH_FEATURES_WORDS)
 		feed_word_char(t, c, cls);
 	else
@@ -759,7 +792,7 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 	if (t->emit)
 	{
 		for (int k = 0; k < nngrams; k++)
-			t->emit(t->arg, w->buf + ngram_start[k], ngram_len[k]);
+			emit_feature(t, w->buf + ngram_start[k], ngram_len[k]);
 	}
 	else
 		hash_ngrams(t, w->buf, ngram_start, ngram_len, nngrams);
@@ -850,7 +883,7 @@ feed_ascii_words_chunk(ShTokenizer *t, const unsigned char *s, size_t len)
 	else if (t->n == 1)
 	{
 		for (int k = 0; k < ct.n[0]; k++)
-			t->emit(t->arg, folded + TOKEN_START(ct.list[0][k]), TOKEN_LEN(ct.list[0][k]));
+			emit_feature(t, folded + TOKEN_START(ct.list[0][k]), TOKEN_LEN(ct.list[0][k]));
 	}
 	else
 		window_add_tokens(t, folded, ct.list[0], ct.n[0]);
@@ -925,7 +958,7 @@ feed_ascii_chars(ShTokenizer *t, const unsigned char *s, size_t len)
 			if (t->emit)
 			{
 				for (; i < end; i++)
-					t->emit(t->arg, w->buf + i + 1 - n, n);
+					emit_feature(t, w->buf + i + 1 - n, n);
 			}
 			else
 				hash_char_ngrams(t, w->buf + i + 1 - n, end - i, n);
@@ -1104,20 +1137,22 @@ tokenize(ShTokenizer *t, const char *text, size_t len)
 }
 
 static void
-init_tokenizer(ShTokenizer *t, ShFeatureKind kind, int size)
+init_tokenizer(ShTokenizer *t, ShFeatureKind kind, int size, int version)
 {
+	Assert(version == SH_SPEC_V1 || version == SH_SPEC_V2);
 	memset(t, 0, sizeof(*t));
 	t->kind = kind;
 	t->n = size;
+	t->fold_variants = (version >= SH_SPEC_V2);
 }
 
 void
 sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
-			ShEmitFn emit, void *arg)
+			int version, ShEmitFn emit, void *arg)
 {
 	ShTokenizer t;
 
-	init_tokenizer(&t, kind, size);
+	init_tokenizer(&t, kind, size, version);
 	t.emit = emit;
 	t.arg = arg;
 	tokenize(&t, text, len);
@@ -1125,11 +1160,11 @@ sh_tokenize(const char *text, size_t len, ShFeatureKind kind, int size,
 
 void
 sh_tokenize_hashed(const char *text, size_t len, ShFeatureKind kind, int size,
-				   ShHashBatchFn fn, void *arg)
+				   int version, ShHashBatchFn fn, void *arg)
 {
 	ShTokenizer t;
 
-	init_tokenizer(&t, kind, size);
+	init_tokenizer(&t, kind, size, version);
 	t.hashfn = fn;
 	t.arg = arg;
 	tokenize(&t, text, len);

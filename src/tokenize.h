@@ -24,8 +24,20 @@ typedef enum ShFeatureKind
 #define SH_MIN_NGRAM 1
 #define SH_MAX_NGRAM 32
 
-/* Called once per feature occurrence, in document order. */
-typedef void (*ShEmitFn) (void *arg, const char *feature, size_t len);
+/*
+ * Versions of the fingerprint specification (README.md) the tokeniser
+ * implements. Version 2 adds Han variant folding (unicode_tables.h); the
+ * other difference, counting each distinct feature once, is the caller's.
+ */
+#define SH_SPEC_V1		1
+#define SH_SPEC_V2		2
+#define SH_SPEC_LATEST	SH_SPEC_V2
+
+/*
+ * Called once per feature occurrence, in document order, with the feature's
+ * hash (feature_hash.h), which the tokeniser computes anyway.
+ */
+typedef void (*ShEmitFn) (void *arg, const char *feature, size_t len, uint64 hash);
 
 /*
  * Called with the hashes (sh_hash_feature, feature_hash.h) of a batch of
@@ -34,7 +46,7 @@ typedef void (*ShEmitFn) (void *arg, const char *feature, size_t len);
 typedef void (*ShHashBatchFn) (void *arg, const uint64 *hashes, int n);
 
 extern void sh_tokenize(const char *text, size_t len, ShFeatureKind kind,
-						int size, ShEmitFn emit, void *arg);
+						int size, int version, ShEmitFn emit, void *arg);
 
 /*
  * The same features, hashed by the tokeniser itself: for consumers that need
@@ -42,6 +54,6 @@ extern void sh_tokenize(const char *text, size_t len, ShFeatureKind kind,
  * feature and lets the hashing of word tokens run in place.
  */
 extern void sh_tokenize_hashed(const char *text, size_t len, ShFeatureKind kind,
-							   int size, ShHashBatchFn fn, void *arg);
+							   int size, int version, ShHashBatchFn fn, void *arg);
 
 #endif							/* SIMHASH_TOKENIZE_H */

@@ -27,7 +27,7 @@ collect(const char *text, size_t len, ShFeatureKind kind, int size,
 		TcFeatures *out)
 {
 	tcf_init(out, kind, size, true, true);
-	sh_tokenize(text, len, kind, size, tcf_emit, out);
+	sh_tokenize(text, len, kind, size, SH_SPEC_V1, tcf_emit, out);
 	tcf_finish(out);
 }
 

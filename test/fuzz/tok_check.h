@@ -389,11 +389,15 @@ tcf_check_one(TcFeatures *f, const char *feature, size_t len)
 }
 
 static inline void
-tcf_emit(void *arg, const char *feature, size_t len)
+tcf_emit(void *arg, const char *feature, size_t len, uint64 hash)
 {
 	TcFeatures *f = arg;
 	uint64		h = XXH3_64bits(feature, len);
 
+	/* specification version 1: every feature is hashed as its bytes */
+	if (f->check && hash != h)
+		tcf_fail(f, feature, len, "hash %016llx is not XXH3 of the feature's bytes",
+				 (unsigned long long) hash);
 	if (f->check)
 		tcf_check_one(f, feature, len);
 	f->count++;
@@ -751,7 +755,7 @@ tcref_features(const TcRef *r, ShFeatureKind kind, int size,
 					tcbuf_append(&b, " ", 1);
 				tcbuf_append(&b, r->tokens.data + start, r->tokend[t] - start);
 			}
-			emit(arg, b.data, b.len);
+			emit(arg, b.data, b.len, XXH3_64bits(b.data, b.len));
 		}
 	}
 	else
@@ -772,7 +776,7 @@ tcref_features(const TcRef *r, ShFeatureKind kind, int size,
 
 				tcbuf_append(&b, u, tc_put_utf8(r->chars[k], u));
 			}
-			emit(arg, b.data, b.len);
+			emit(arg, b.data, b.len, XXH3_64bits(b.data, b.len));
 		}
 	}
 	free(b.data);

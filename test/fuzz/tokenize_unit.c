@@ -196,7 +196,7 @@ run(const char *text, size_t len, ShFeatureKind kind, int size, bool store)
 	TcFeatures	f;
 
 	tcf_init(&f, kind, size, store, true);
-	sh_tokenize(text, len, kind, size, tcf_emit, &f);
+	sh_tokenize(text, len, kind, size, SH_SPEC_V1, tcf_emit, &f);
 	tcf_finish(&f);
 	return f;
 }

@@ -50,8 +50,10 @@ except ImportError:                     # e.g. a pyenv python3 first in PATH: us
 sys.path.insert(0, HERE)
 import simhash_ref as ref  # noqa: E402
 
-MODES = [("words", 1), ("words", 2), ("words", 3),
-         ("chars", 1), ("chars", 2), ("chars", 3), ("chars", 5)]
+# (feature mode, size, specification version): every mode under both versions
+MODES = [(mo, sz, v) for v in (1, 2)
+         for mo, sz in [("words", 1), ("words", 2), ("words", 3),
+                        ("chars", 1), ("chars", 2), ("chars", 3), ("chars", 5)]]
 
 # ---------------------------------------------------------------------------
 # Test documents: (name, text). Names are ASCII identifiers; they key the pinned rows.
@@ -109,6 +111,10 @@ DOCS = [
     # invisible characters
     ("soft_hyphen", "co\u00ADoperate hy\u00ADphen\u00ADation \u00ADstart end\u00AD"),
     ("zero_width", "a\u200Db \u200Cc d\u200Be zero\u2060width \uFEFFbom \u3164filler\u115F x\u034Fy"),
+    # specification version 2: Han variants fold to one class representative (traditional,
+    # simplified, Z and Hong Kong glyph variants), and repeated features count once
+    ("han_variants", "為爲为 裡裏里 峰峯 後后 發髮发 臺台檯颱 中文 鐘鍾钟"),
+    ("repeats", "the cat the cat the cat sat on the mat the mat the mat"),
     ("marks_edge",
      "\u0301start a \u0301b 漢\u0301字 ก\u0E34 \u20DD x\u20DD \u0301 \u0301\u0302 ๆ\u0E4C"),
     ("whitespace_kinds", "a\u00A0b\u2002c\u3000d\u2028e\u2029f\u0085g\u000Bh\u000Ci"),
@@ -336,27 +342,29 @@ EXTRAS = [
      lambda: ref.fingerprint_agg(ref.feature_list(ref.text_features(_doc("japanese"), "words", 2)))),
     ("array_features_mixed",
      "simhash(ARRAY(SELECT f.feature FROM simhash_features("
-     "(SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'chars', 3) f, "
+     "(SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'chars', 3, 1) f, "
      "generate_series(1, f.weight::int)))",
-     lambda: ref.fingerprint_tokens(ref.text_features(_doc("mixed_scripts"), "chars", 3))),
+     lambda: ref.fingerprint_tokens(ref.text_features(_doc("mixed_scripts"), "chars", 3, version=1))),
 ]
 
 # Feature lists pinned in the regression output, for reading as much as for checking.
-PINNED_FEATURES = [("japanese", "words", 1), ("emoji", "words", 1),
-                   ("mixed_scripts", "words", 2), ("latin_decomposed", "chars", 3),
-                   ("zero_width", "chars", 2)]
+PINNED_FEATURES = [("japanese", "words", 1, 1), ("emoji", "words", 1, 1),
+                   ("mixed_scripts", "words", 2, 1), ("latin_decomposed", "chars", 3, 1),
+                   ("zero_width", "chars", 2, 1),
+                   ("han_variants", "words", 1, 2), ("repeats", "words", 2, 2)]
 
 
 _REF_CACHE = {}
 
 
-def ref_result(key, body, mode, size):
+def ref_result(key, body, mode, size, version):
     """(fingerprint, [(feature, weight, hash)]) from the reference, cached by key."""
-    k = (key, mode, size)
+    k = (key, mode, size, version)
     if k not in _REF_CACHE:
-        occ = ref.text_features(body, mode, size)
-        _REF_CACHE[k] = (ref.hex64(ref.accumulate_unit(occ)),
-                         [(f, float(c), "%016x" % ref.feature_hash(f)) for f, c in ref.feature_list(occ)])
+        _REF_CACHE[k] = (ref.fingerprint_text(body, mode, size, version=version),
+                         [(f, float(c), "%016x" % ref.feature_hash(f))
+                          for f, c in ref.feature_list(ref.text_features(body, mode, size, version=version),
+                                                       version)])
     return _REF_CACHE[k]
 
 
@@ -460,20 +468,21 @@ def write_sql(path):
     L.append("SELECT octet_length(body) AS bytes, length(body) AS code_points, md5(body)")
     L.append("FROM vec_docs WHERE name = 'big_mixed_200kb';")
     L.append("")
-    L.append("-- fingerprints of every document in every mode: simhash(doc, features, size)")
-    L.append("SELECT d.name, m.mode, m.size, simhash(d.body, m.mode, m.size) AS fingerprint")
-    L.append("FROM vec_docs d CROSS JOIN (VALUES %s) AS m(k, mode, size)" %
-             ", ".join("(%d, '%s', %d)" % (k + 1, mo, sz) for k, (mo, sz) in enumerate(MODES)))
+    L.append("-- fingerprints of every document in every mode and specification version:")
+    L.append("-- simhash(doc, features, size, version)")
+    L.append("SELECT d.name, m.mode, m.size, m.version, simhash(d.body, m.mode, m.size, m.version) AS fingerprint")
+    L.append("FROM vec_docs d CROSS JOIN (VALUES %s) AS m(k, mode, size, version)" %
+             ", ".join("(%d, '%s', %d, %d)" % (k + 1, mo, sz, v) for k, (mo, sz, v) in enumerate(MODES)))
     L.append("ORDER BY d.ord, m.k;")
     L.append("")
-    L.append("-- the defaults: words/2, and chars/3")
+    L.append("-- the defaults: words/2, and chars/3, specification version 2")
     L.append("SELECT name, simhash(body) AS words_default, simhash(body, 'chars') AS chars_default")
     L.append("FROM vec_docs WHERE ord <= 12 ORDER BY ord;")
     L.append("")
     L.append("-- feature lists of a few documents (feature quoted, so spaces are visible)")
-    for name, mode, size in PINNED_FEATURES:
+    for name, mode, size, version in PINNED_FEATURES:
         L.append("SELECT format('%%L', feature) AS feature, weight, hash FROM simhash_features("
-                 "(SELECT body FROM vec_docs WHERE name = '%s'), '%s', %d);" % (name, mode, size))
+                 "(SELECT body FROM vec_docs WHERE name = '%s'), '%s', %d, %d);" % (name, mode, size, version))
     L.append("")
     L.append("-- the other inputs: text[], text[] with weights, tsvector, simhash_agg")
     L.append("SELECT label, fp AS fingerprint FROM (VALUES")
@@ -507,16 +516,16 @@ def copy_escape(b):
 
 RESULT_QUERY = """
 COPY (
-  SELECT d.name, m.mode, m.size,
-         coalesce(simhash(d.body, m.mode, m.size)::text, 'NULL'),
+  SELECT d.name, m.mode, m.size, m.version,
+         coalesce(simhash(d.body, m.mode, m.size, m.version)::text, 'NULL'),
          coalesce((SELECT string_agg(encode(convert_to(f.feature, 'UTF8'), 'hex') || ':' ||
                                      f.weight::text || ':' || f.hash::text, ',' ORDER BY f.ord)
-                   FROM simhash_features(d.body, m.mode, m.size)
+                   FROM simhash_features(d.body, m.mode, m.size, m.version)
                         WITH ORDINALITY AS f(feature, weight, hash, ord)), ''),
          coalesce((SELECT simhash_agg(feature, weight)
-                   FROM simhash_features(d.body, m.mode, m.size))::text, 'NULL'),
+                   FROM simhash_features(d.body, m.mode, m.size, m.version))::text, 'NULL'),
          coalesce(simhash(ARRAY(SELECT f.feature
-                                FROM simhash_features(d.body, m.mode, m.size) f,
+                                FROM simhash_features(d.body, m.mode, m.size, m.version) f,
                                      generate_series(1, f.weight::int)))::text, 'NULL')
   FROM vec_docs d CROSS JOIN vec_modes m ORDER BY d.ord, m.k
 ) TO STDOUT;
@@ -524,12 +533,12 @@ COPY (
 
 
 def pg_results(docs, db=None, raw_bytes=False):
-    """{(name, mode, size): (fp, [(feature, weight, hash)], agg_fp, array_fp)}"""
+    """{(name, mode, size, version): (fp, [(feature, weight, hash)], agg_fp, array_fp)}"""
     s = [b"SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS simhash;\n",
          b"CREATE TEMP TABLE vec_docs (ord int, name text, body text);\n",
-         b"CREATE TEMP TABLE vec_modes (k int, mode text, size int);\n",
+         b"CREATE TEMP TABLE vec_modes (k int, mode text, size int, version int);\n",
          ("INSERT INTO vec_modes VALUES %s;\n" % ", ".join(
-             "(%d, '%s', %d)" % (k, mo, sz) for k, (mo, sz) in enumerate(MODES))).encode(),
+             "(%d, '%s', %d, %d)" % (k, mo, sz, v) for k, (mo, sz, v) in enumerate(MODES))).encode(),
          b"COPY vec_docs FROM STDIN;\n"]
     for i, (name, body) in enumerate(docs):
         data = body if raw_bytes else body.encode("utf-8")
@@ -541,13 +550,13 @@ def pg_results(docs, db=None, raw_bytes=False):
     for line in out.decode("utf-8").split("\n"):
         if not line:
             continue
-        name, mode, size, fp, feats, agg, arr = line.split("\t")
+        name, mode, size, version, fp, feats, agg, arr = line.split("\t")
         fl = []
         if feats:
             for item in feats.split(","):
                 h, w, hs = item.split(":")
                 fl.append((bytes.fromhex(h).decode("utf-8"), float(w), hs))
-        res[(name, mode, int(size))] = (None if fp == "NULL" else fp, fl,
+        res[(name, mode, int(size), int(version))] = (None if fp == "NULL" else fp, fl,
                                         None if agg == "NULL" else agg,
                                         None if arr == "NULL" else arr)
     return res
@@ -597,10 +606,10 @@ def diff_features(ref_list, pg_list):
 def check_docs(tally, docs, db=None, raw_bytes=False, label=""):
     pg = pg_results(docs, db, raw_bytes)
     for name, body in docs:
-        for mode, size in MODES:
-            what = "%s%s %s/%d" % (label, name, mode, size)
-            rfp, rfl = ref_result(label + name, body, mode, size)
-            got = pg.get((name, mode, size))
+        for mode, size, version in MODES:
+            what = "%s%s %s/%d v%d" % (label, name, mode, size, version)
+            rfp, rfl = ref_result(label + name, body, mode, size, version)
+            got = pg.get((name, mode, size, version))
             if got is None:
                 tally.fail(what, "no result from postgres")
                 continue
@@ -695,21 +704,23 @@ def parse_c_tables():
         return [int(x, 0) for x in re.findall(r"0x[0-9A-Fa-f]+|\d+", m.group(1))]
 
     consts = dict((k, int(v, 0)) for k, v in re.findall(r"#define (SH_CLS_\w+)\s+(\S+)", src))
-    return array("sh_cls_stage1"), array("sh_cls_stage2"), array("sh_fold_from"), array("sh_fold_to"), consts
+    return (array("sh_cls_stage1"), array("sh_cls_stage2"), array("sh_fold_from"), array("sh_fold_to"),
+            array("sh_variant_from"), array("sh_variant_to"), consts)
 
 
 def check_tables(tally):
     """Every code point's class and case folding in the C tables against the reference."""
     try:
-        stage1, stage2, ffrom, fto, k = parse_c_tables()
+        stage1, stage2, ffrom, fto, vfrom, vto, k = parse_c_tables()
     except (OSError, AttributeError) as e:
         tally.fail("src/unicode_tables.h", "cannot read the tables: %r" % e)
         return
     names = {k["SH_CLS_SEP"]: ref.SEPARATOR, k["SH_CLS_WORD"]: ref.WORD, k["SH_CLS_SINGLE"]: ref.SINGLE,
              k["SH_CLS_MARK"]: ref.MARK, k["SH_CLS_IGNORE"]: ref.IGNORE}
     cfold = dict(zip(ffrom, fto))
+    cvariant = dict(zip(vfrom, vto))
     t = ref.tables()
-    bad_cls, bad_fold = [], []
+    bad_cls, bad_fold, bad_variant = [], [], []
     for cp in range(0x110000):
         v = stage2[stage1[cp >> 8] * 256 + (cp & 0xFF)]
         mine = t.classify(cp)
@@ -719,6 +730,9 @@ def check_tables(tally):
         cf = cfold.get(cp, cp) if has_flag else cp
         if cf != t.case_fold(cp):
             bad_fold.append((cp, cf, t.case_fold(cp)))
+        cv = cvariant.get(cp, cp) if v & k["SH_CLS_VARIANT"] else cp
+        if cv != t.variant_fold(cp):
+            bad_variant.append((cp, cv, t.variant_fold(cp)))
     if bad_cls:
         tally.fail("unicode_tables.h classes", "%d code points differ, e.g. %s" % (
             len(bad_cls), ", ".join("U+%04X C %s ref %s" % x for x in bad_cls[:10])))
@@ -729,11 +743,16 @@ def check_tables(tally):
             len(bad_fold), ", ".join("U+%04X C U+%04X ref U+%04X" % x for x in bad_fold[:10])))
     else:
         tally.ok("unicode_tables.h case folding: all code points agree")
+    if bad_variant:
+        tally.fail("unicode_tables.h Han variants", "%d code points differ, e.g. %s" % (
+            len(bad_variant), ", ".join("U+%04X C U+%04X ref U+%04X" % x for x in bad_variant[:10])))
+    else:
+        tally.ok("unicode_tables.h Han variants: all code points agree (%d fold)" % len(cvariant))
 
 
 # ---- the pinned vectors: sql/vectors.sql and expected/vectors.out ----
 
-ROW_FP = re.compile(r"^ (\S+)\s+\| (words|chars)\s+\|\s+(\d+) \| ([0-9a-f]{16}|\(null\))\s*$")
+ROW_FP = re.compile(r"^ (\S+)\s+\| (words|chars)\s+\|\s+(\d+) \|\s+(\d) \| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_DEFAULT = re.compile(r"^ (\S+)\s+\| ([0-9a-f]{16}|\(null\))\s+\| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_EXTRA = re.compile(r"^ (\w+)\s+\| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_FEATURE = re.compile(r"^ ('(?:[^']|'')*')\s*\|\s+(\d+) \| ([0-9a-f]{16})$")
@@ -786,7 +805,7 @@ def check_pinned(tally):
             section = "big"
         m = None
         if section == "fp" and (m := ROW_FP.match(line)):
-            fp_rows[(m.group(1), m.group(2), int(m.group(3)))] = fp(m.group(4))
+            fp_rows[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))] = fp(m.group(5))
         elif section == "default" and (m := ROW_DEFAULT.match(line)):
             default_rows[m.group(1)] = (fp(m.group(2)), fp(m.group(3)))
         elif section == "extra" and (m := ROW_EXTRA.match(line)):
@@ -806,16 +825,16 @@ def check_pinned(tally):
 
     n_before = tally.failed
     for name, body in ALL_DOCS:
-        for mode, size in MODES:
-            key = (name, mode, size)
-            rfp = ref_result(name, body, mode, size)[0]
+        for mode, size, version in MODES:
+            key = (name, mode, size, version)
+            rfp = ref_result(name, body, mode, size, version)[0]
             if key not in fp_rows:
-                tally.fail("pinned: %s %s/%d" % key, "missing from expected/vectors.out")
+                tally.fail("pinned: %s %s/%d v%d" % key, "missing from expected/vectors.out")
             elif fp_rows[key] != rfp:
-                tally.fail("pinned: %s %s/%d" % key, "expected/vectors.out has %s, reference %s"
+                tally.fail("pinned: %s %s/%d v%d" % key, "expected/vectors.out has %s, reference %s"
                            % (fp_rows[key], rfp))
             else:
-                tally.ok("pinned: %s %s/%d = %s" % (key + (rfp,)))
+                tally.ok("pinned: %s %s/%d v%d = %s" % (key + (rfp,)))
     if len(fp_rows) != len(ALL_DOCS) * len(MODES):
         tally.fail("pinned", "expected/vectors.out has %d fingerprint rows, want %d"
                    % (len(fp_rows), len(ALL_DOCS) * len(MODES)))
@@ -826,13 +845,13 @@ def check_pinned(tally):
                        % (default_rows.get(name), want))
         else:
             tally.ok("pinned: defaults of %s" % name)
-    for (name, mode, size), block in zip(PINNED_FEATURES, feature_blocks + [None] * 9):
-        want = ref_result(name, _doc(name), mode, size)[1]
+    for (name, mode, size, version), block in zip(PINNED_FEATURES, feature_blocks + [None] * 9):
+        want = ref_result(name, _doc(name), mode, size, version)[1]
         if block != want:
-            tally.fail("pinned: features of %s %s/%d" % (name, mode, size),
+            tally.fail("pinned: features of %s %s/%d v%d" % (name, mode, size, version),
                        diff_features(want, block or []))
         else:
-            tally.ok("pinned: features of %s %s/%d (%d rows)" % (name, mode, size, len(want)))
+            tally.ok("pinned: features of %s %s/%d v%d (%d rows)" % (name, mode, size, version, len(want)))
     pg_extra = None
     for label, expr, spec in EXTRAS:
         tsv = None
@@ -870,17 +889,17 @@ def check_segmentation(tally):
     """The SEGMENTATION_CASES against the spec (whole-text NFKC), words/1, words/2 and
     chars/3: segmenting must not be visible."""
     global MODES
-    saved, MODES = MODES, [("words", 1), ("words", 2), ("chars", 3)]
+    saved, MODES = MODES, [("words", 1, 2), ("words", 2, 1), ("chars", 3, 2)]
     try:
         pg = pg_results(SEGMENTATION_CASES)
         for name, body in SEGMENTATION_CASES:
-            for mode, size in MODES:
-                pfp, pfl = pg[(name, mode, size)][:2]
+            for mode, size, version in MODES:
+                pfp, pfl = pg[(name, mode, size, version)][:2]
                 for segmented in (False,):
-                    occ = ref.text_features(body, mode, size, segmented)
-                    rfp = ref.hex64(ref.accumulate_unit(occ))
-                    rfl = [(f, float(c), "%016x" % ref.feature_hash(f)) for f, c in ref.feature_list(occ)]
-                    what = "%s %s/%d against whole-text NFKC" % (name, mode, size)
+                    rfp = ref.fingerprint_text(body, mode, size, segmented, version)
+                    occ = ref.text_features(body, mode, size, segmented, version)
+                    rfl = [(f, float(c), "%016x" % ref.feature_hash(f)) for f, c in ref.feature_list(occ, version)]
+                    what = "%s %s/%d v%d against whole-text NFKC" % (name, mode, size, version)
                     if (rfp, rfl) == (pfp, pfl):
                         tally.ok("%s = %s" % (what, rfp))
                     else:
@@ -906,7 +925,7 @@ def main():
     check_docs(tally, ALL_DOCS)
     check_docs(tally, random_documents())
     saved = MODES[:]
-    MODES[:] = [("chars", 1), ("words", 1)]
+    MODES[:] = [("chars", 1, 2), ("words", 1, 1)]
     check_docs(tally, code_point_sweep())
     MODES[:] = saved
     check_malformed(tally)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference implementation of the simhash fingerprint (spec version 1).
+"""Independent reference implementation of the simhash fingerprint (spec versions 1 and 2).
 
 Written from README.md ("Fingerprint specification") alone: it shares no code or tables with the C
 extension or with tools/gen_unicode_tables.py. The character classes and the case
@@ -11,7 +11,8 @@ Python 3.11, the same version as PostgreSQL 15's normaliser); XXH3-64 is python3
 Command line (prints the distinct features in first-occurrence order as
 "weight<TAB>hash<TAB>feature", then "fingerprint: <16 hex digits>" or "fingerprint: NULL"):
 
-  simhash_ref.py [-m words|chars] [-n SIZE] TEXT          a text document
+  simhash_ref.py [-m words|chars] [-n SIZE] [-V 1|2] TEXT a text document (-V: the
+                                                          specification version, default 2)
   simhash_ref.py [-m ...] [-n ...] --file PATH            the document is a UTF-8 file
                                                           (malformed bytes: spec section 1)
   simhash_ref.py --tokens T1 T2 ... [--weights W1 W2 ...] simhash(text[] [, float8[]])
@@ -27,6 +28,7 @@ Where the spec leaves something open, this file says so in a comment marked SPEC
 """
 import argparse
 import bisect
+import bz2
 import functools
 import math
 import os
@@ -48,6 +50,10 @@ UNICODE_DIR = os.environ.get("SIMHASH_UNICODE_DIR", "/usr/share/unicode")
 # ---------------------------------------------------------------------------
 
 IGNORE, MARK, SINGLE, WORD, SEPARATOR = "ignore", "mark", "single", "word", "separator"
+
+# Version 2: the Unihan_Variants.txt fields whose relations make the variant classes
+# (kSemanticVariant too, for entries whose source is kHKGlyph).
+SPEC_VARIANT_FIELDS = ("kTraditionalVariant", "kSimplifiedVariant", "kZVariant")
 
 # The spec's list of unsegmented scripts, spelled as in the spec's table.
 SPEC_UNSEGMENTED = [
@@ -151,6 +157,43 @@ class UnicodeTables:
             if status in ("C", "S"):
                 assert a == b and len(mapping) == 1 and a not in self.fold
                 self.fold[a] = int(mapping[0], 16)
+
+        # Version 2, section 3a: Han variant classes. The relations of Unihan_Variants.txt
+        # named by the spec, joined into classes (a variant of a variant is in the same
+        # class); each class folds to its smallest code point.
+        links = {}
+        with bz2.open(os.path.join(UNICODE_DIR, "Unihan_Variants.txt.bz2"), "rt",
+                      encoding="utf-8") as f:
+            for raw in f:
+                if raw.startswith("#") or not raw.strip():
+                    continue
+                cp, field, value = raw.rstrip("\n").split("\t")
+                if field not in SPEC_VARIANT_FIELDS and field != "kSemanticVariant":
+                    continue
+                a = int(cp[2:], 16)
+                for item in value.split():
+                    target, _, source = item.partition("<")
+                    if field == "kSemanticVariant" and "kHKGlyph" not in source.split(","):
+                        continue
+                    b = int(target[2:], 16)
+                    links.setdefault(a, set()).add(b)
+                    links.setdefault(b, set()).add(a)
+        self.variant = {}
+        for cp in links:
+            if cp in self.variant:
+                continue
+            members, todo = {cp}, [cp]
+            while todo:
+                for other in links[todo.pop()]:
+                    if other not in members:
+                        members.add(other)
+                        todo.append(other)
+            smallest = min(members)
+            for m in members:
+                self.variant[m] = smallest
+
+    def variant_fold(self, cp):
+        return self.variant.get(cp, cp)
 
     def general_category(self, cp):
         if cp in self.gc_single:
@@ -316,7 +359,7 @@ def proposed_segments(cps):
 SEGMENTATION_WORDING = proposed_segments.__doc__
 
 
-def normalize(cps, segmented=False):
+def normalize(cps, segmented=False, version=2):
     """NFKC of the whole text (the spec says segmenting equals this), then simple case
     folding. Returns [(class, folded code point)]: the class is taken after NFKC and
     before case folding. segmented=True normalises the pieces of proposed_segments()
@@ -327,7 +370,10 @@ def normalize(cps, segmented=False):
                        for p in proposed_segments(cps))
     else:
         text = unicodedata.normalize("NFKC", "".join(map(chr, cps)))
-    return [(t.char_class(ord(ch)), t.case_fold(ord(ch))) for ch in text]
+    out = [(t.char_class(ord(ch)), t.case_fold(ord(ch))) for ch in text]
+    if version >= 2:
+        out = [(cls, t.variant_fold(cp)) for cls, cp in out]
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -393,7 +439,7 @@ def ngrams(items, n, join):
     return [join(items[i:i + n]) for i in range(len(items) - n + 1)]
 
 
-def text_features(doc, mode="words", size=None, segmented=False):
+def text_features(doc, mode="words", size=None, segmented=False, version=2):
     """Every feature occurrence of a document (str, or bytes taken as UTF-8), in order.
     segmented: see normalize()."""
     if size is None:
@@ -403,19 +449,29 @@ def text_features(doc, mode="words", size=None, segmented=False):
     if not 1 <= size <= 32:
         raise ValueError("size must be between 1 and 32")
     cps = _to_code_points(doc)
-    classified = normalize(cps, segmented)
+    classified = normalize(cps, segmented, version)
     if mode == "words":
         return ngrams(tokens_of(classified), size, " ".join)
     return ngrams(chars_text(classified), size, "".join)
 
 
-def feature_list(occurrences):
-    """Distinct features in first-occurrence order with their counts, as
-    simhash_features() reports them: [(feature, count)]."""
+def feature_list(occurrences, version=2):
+    """Distinct features in first-occurrence order with their weights, as
+    simhash_features() reports them: [(feature, weight)]. Version 1: the number of
+    occurrences. Version 2: 1, or 0 for a feature whose hash an earlier feature of the
+    list already has (a 64-bit collision: the hash counts once)."""
     counts = {}
     for f in occurrences:
         counts[f] = counts.get(f, 0) + 1
-    return list(counts.items())
+    if version == 1:
+        return list(counts.items())
+    seen = set()
+    out = []
+    for f in counts:
+        h = feature_hash(f)
+        out.append((f, 0 if h in seen else 1))
+        seen.add(h)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -433,6 +489,16 @@ def _fingerprint_from_sums(sums):
         if s > 0:
             fp |= 1 << i
     return fp
+
+
+def accumulate_distinct(features):
+    """Version 2: every distinct feature hash once. None when there are no features."""
+    hashes = set(feature_hash(f) for f in features)
+    sums = [0] * 64
+    for h in hashes:
+        for i in range(64):
+            sums[i] += 1 if (h >> i) & 1 else -1
+    return _fingerprint_from_sums(sums) if hashes else None
 
 
 def accumulate_unit(features):
@@ -480,9 +546,10 @@ def hex64(fp):
 # The functions of the spec (results: 16 hex digits, or None for NULL)
 # ---------------------------------------------------------------------------
 
-def fingerprint_text(doc, mode="words", size=None, segmented=False):
-    """simhash(doc, features => mode, size => size)."""
-    return hex64(accumulate_unit(text_features(doc, mode, size, segmented)))
+def fingerprint_text(doc, mode="words", size=None, segmented=False, version=2):
+    """simhash(doc, mode, size, version)."""
+    occ = text_features(doc, mode, size, segmented, version)
+    return hex64(accumulate_unit(occ) if version == 1 else accumulate_distinct(occ))
 
 
 def fingerprint_tokens(tokens):
@@ -604,6 +671,7 @@ def main(argv=None):
     p.add_argument("text", nargs="?")
     p.add_argument("-m", "--mode", choices=("words", "chars"), default="words")
     p.add_argument("-n", "--size", type=int)
+    p.add_argument("-V", "--spec-version", type=int, choices=(1, 2), default=2)
     p.add_argument("--file")
     p.add_argument("--tokens", nargs="*")
     p.add_argument("--weights", nargs="*", type=float)
@@ -640,9 +708,10 @@ def main(argv=None):
         if not a.segmented and arbitrary_cut_possible(_to_code_points(doc)):
             print("warning: a run of more than 131,072 code points without ASCII, Han or "
                   "Hangul: the spec leaves this result unspecified", file=sys.stderr)
-        occ = text_features(doc, a.mode, a.size, a.segmented)
-        _print_features(feature_list(occ), a.quiet)
-        fp = hex64(accumulate_unit(occ))
+        v = a.spec_version
+        occ = text_features(doc, a.mode, a.size, a.segmented, v)
+        _print_features(feature_list(occ, v), a.quiet)
+        fp = hex64(accumulate_unit(occ) if v == 1 else accumulate_distinct(occ))
     print(fp if a.quiet else "fingerprint: %s" % (fp or "NULL"))
     return 0
 

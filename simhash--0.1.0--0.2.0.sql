@@ -1,0 +1,66 @@
+/* simhash--0.1.0--0.2.0.sql: update from 0.1.0 to 0.2.0.
+ *
+ * Fingerprint specification version 2 becomes the default of the text
+ * functions: each distinct feature counts once, and Han variant characters
+ * are folded (README.md, "Fingerprint specification"). Version 1 stays
+ * reachable, bit for bit, as simhash(doc, features, size, 1).
+ *
+ * Fingerprints stored by 0.1.0 (generated columns, expression indexes,
+ * materialized views) are version 1 and are not recomputed here: that would
+ * rewrite tables inside ALTER EXTENSION. Each object that depends on a
+ * function whose result changes is named in a WARNING, with what to do.
+ */
+
+\echo Use "ALTER EXTENSION simhash UPDATE TO '0.2.0'" to load this file. \quit
+
+DO $warn$
+DECLARE
+    dependents pg_catalog.text;
+BEGIN
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid), ', ')
+    INTO dependents
+    FROM pg_catalog.pg_depend d
+    WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+      AND d.refobjid IN ('@extschema@.simhash(pg_catalog.text)'::pg_catalog.regprocedure,
+                         '@extschema@.simhash(pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure,
+                         '@extschema@.simhash(pg_catalog.text, pg_catalog.text, pg_catalog.int4)'::pg_catalog.regprocedure)
+      AND d.deptype = 'n';
+    IF dependents IS NOT NULL THEN
+        RAISE WARNING 'simhash(text) now computes fingerprint specification version 2; these objects hold or compute version 1 fingerprints: %', dependents
+            USING HINT = 'Recompute them: UPDATE the table (SET doc = doc) to regenerate a stored generated column, REINDEX an expression index, REFRESH a materialized view. Or keep version 1 explicitly with simhash(doc, ''words'', 2, 1). See README.md, "Upgrading".';
+    END IF;
+END
+$warn$;
+
+-- the text functions: version 2 unless a fourth argument names the version
+CREATE OR REPLACE FUNCTION @extschema@.simhash(doc pg_catalog.text) RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_text_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE OR REPLACE FUNCTION @extschema@.simhash(doc pg_catalog.text, features pg_catalog.text) RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_text_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE OR REPLACE FUNCTION @extschema@.simhash(doc pg_catalog.text, features pg_catalog.text, size pg_catalog.int4)
+    RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_text_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.simhash(doc pg_catalog.text, features pg_catalog.text, size pg_catalog.int4,
+                                    version pg_catalog.int4)
+    RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_text_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION @extschema@.simhash(pg_catalog.text, pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
+    IS 'fingerprint of a text by a named version of the fingerprint specification (2: the default; 1: extension 0.1.0)';
+
+CREATE OR REPLACE FUNCTION @extschema@.simhash_features(doc pg_catalog.text,
+    OUT feature pg_catalog.text, OUT weight pg_catalog.float8, OUT hash @extschema@.simhash)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'simhash_features_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100 ROWS 100;
+CREATE OR REPLACE FUNCTION @extschema@.simhash_features(doc pg_catalog.text, features pg_catalog.text,
+    OUT feature pg_catalog.text, OUT weight pg_catalog.float8, OUT hash @extschema@.simhash)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'simhash_features_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100 ROWS 100;
+CREATE OR REPLACE FUNCTION @extschema@.simhash_features(doc pg_catalog.text, features pg_catalog.text, size pg_catalog.int4,
+    OUT feature pg_catalog.text, OUT weight pg_catalog.float8, OUT hash @extschema@.simhash)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'simhash_features_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100 ROWS 100;
+CREATE FUNCTION @extschema@.simhash_features(doc pg_catalog.text, features pg_catalog.text, size pg_catalog.int4,
+    version pg_catalog.int4,
+    OUT feature pg_catalog.text, OUT weight pg_catalog.float8, OUT hash @extschema@.simhash)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'simhash_features_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100 ROWS 100;

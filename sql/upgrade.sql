@@ -1,0 +1,69 @@
+-- upgrade: ALTER EXTENSION simhash UPDATE from 0.1.0 to 0.2.0 on a database holding
+-- version-1 fingerprints in a generated column, a simhash index and an expression index.
+-- Runs last: it drops the extension the other suites created and leaves 0.2.0 installed.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS simhash CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION simhash VERSION '0.1.0';
+
+CREATE TABLE up_docs (
+    id   int PRIMARY KEY,
+    body text NOT NULL,
+    fp   simhash GENERATED ALWAYS AS (simhash(body)) STORED
+);
+INSERT INTO up_docs (id, body)
+SELECT i, format('document %s: the same words again and again, the same words %s, 後 %s', i % 50, i, i % 7)
+FROM generate_series(1, 2000) i;
+CREATE INDEX up_fp_idx ON up_docs USING simhash (fp);
+CREATE INDEX up_expr_idx ON up_docs USING simhash (simhash(body));
+CREATE TABLE up_v1 AS SELECT id, fp FROM up_docs;
+
+-- 0.1.0 with the new library: still version 1, bit for bit (its functions are bound to the
+-- version-1 entry points), and no fourth argument exists yet
+SELECT count(*) AS v1_mismatches FROM up_docs WHERE fp <> simhash(body);
+SELECT simhash('hello world hello world'::text) AS v1_value;
+
+-- the update names every object that holds or computes simhash(text) values
+ALTER EXTENSION simhash UPDATE TO '0.2.0';
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+
+-- stored values are untouched and equal version 1 computed explicitly; the default is now 2
+SELECT count(*) AS changed_rows FROM up_docs d JOIN up_v1 v USING (id) WHERE d.fp <> v.fp;
+SELECT count(*) AS not_v1 FROM up_docs WHERE fp <> simhash(body, 'words', 2, 1);
+SELECT simhash('hello world hello world'::text, 'words', 2, 1) AS v1_value,
+       simhash('hello world hello world'::text) AS v2_value;
+-- new rows get version 2 until the table is recomputed (the mixed state the WARNING is about)
+INSERT INTO up_docs (id, body) VALUES (2001, 'document 1: the same words again and again, the same words 2001, 後 6');
+SELECT fp = simhash(body) AS is_v2, fp = simhash(body, 'words', 2, 1) AS is_v1 FROM up_docs WHERE id = 2001;
+
+-- recompute as README.md says, then the indexes answer exactly as a sequential scan
+UPDATE up_docs SET body = body;
+REINDEX INDEX up_expr_idx;
+SELECT count(*) AS not_v2 FROM up_docs WHERE fp <> simhash(body);
+SELECT (simhash_index_verify('up_fp_idx')).heap_tuples_checked AS fp_idx_rows,
+       (simhash_index_verify('up_expr_idx')).heap_tuples_checked AS expr_idx_rows;
+CREATE TEMP TABLE up_q AS SELECT simhash('document 7: the same words again and again, the same words 7, 後 0'::text) AS q;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM up_docs, up_q WHERE fp <~> q <= 14;
+EXPLAIN (COSTS OFF) SELECT id FROM up_docs, up_q WHERE simhash(body) <~> q <= 14;
+CREATE TEMP TABLE up_idx AS SELECT id FROM up_docs, up_q WHERE fp <~> q <= 14;
+CREATE TEMP TABLE up_expr AS SELECT id FROM up_docs, up_q WHERE simhash(body) <~> q <= 14;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+CREATE TEMP TABLE up_seq AS SELECT id FROM up_docs, up_q WHERE fp <~> q <= 14;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SELECT (SELECT count(*) FROM up_seq) AS seq_rows,
+       (SELECT count(*) FROM (SELECT * FROM up_idx EXCEPT SELECT * FROM up_seq) a) +
+       (SELECT count(*) FROM (SELECT * FROM up_seq EXCEPT SELECT * FROM up_idx) b) AS index_differences,
+       (SELECT count(*) FROM (SELECT * FROM up_expr EXCEPT SELECT * FROM up_seq) a) +
+       (SELECT count(*) FROM (SELECT * FROM up_seq EXCEPT SELECT * FROM up_expr) b) AS expr_index_differences;
+
+-- a version that does not exist
+SELECT simhash('x'::text, 'words', 2, 3);
+SELECT * FROM simhash_features('x'::text, 'words', 2, 0);
+
+DROP TABLE up_docs, up_v1;
