@@ -20,7 +20,8 @@
 --   keep         which row of a group is kept: first (default: smallest
 --                keep_column), last (largest keep_column: e.g. the newest by a
 --                date), longest / shortest (by length(keep_column), e.g. the body)
---   keep_column  default: the id column; ties are broken by the smaller id
+--   keep_column  first/last: default the id column; longest/shortest: required
+--                (the text column to measure); ties go to the smaller id
 --   action       report (default: change nothing, print the summary and the
 --                largest groups), delete, or flag
 --   flag_column  for action=flag: an existing bigint column, set to the kept
@@ -69,7 +70,7 @@
 \endif
 \if :{?keep_column}
 \else
-\set keep_column :id_column
+\set keep_column ''
 \endif
 \if :{?action}
 \else
@@ -133,6 +134,15 @@ BEGIN
   END IF;
   IF action NOT IN ('report', 'delete', 'flag') THEN
     RAISE EXCEPTION 'action "%" is not report, delete or flag', action;
+  END IF;
+
+  -- first/last default to the id; longest/shortest need the text column to measure
+  IF keep_col = '' THEN
+    IF keep IN ('longest', 'shortest') THEN
+      RAISE EXCEPTION 'keep=% needs keep_column, the column whose length decides', keep
+        USING HINT = 'For example: psql -v keep=' || keep || ' -v keep_column=body ...';
+    END IF;
+    keep_col := id_col;
   END IF;
 
   -- the columns must exist, with the right types
@@ -204,10 +214,14 @@ BEGIN
     GET DIAGNOSTICS n_changed = ROW_COUNT;
   END IF;
 
-  RAISE NOTICE 'simhash dedup of %: % rows, % with a fingerprint; % groups of near-duplicates (% within % bits); % duplicates % (% rows changed)',
-    tbl, n_rows, n_fp, n_groups, method, radius,
-    n_dups, CASE action WHEN 'delete' THEN 'deleted' WHEN 'flag' THEN 'flagged' ELSE 'found, nothing changed' END,
-    n_changed;
+  RAISE NOTICE 'simhash dedup of %: % row%, % with a fingerprint; % group% of near-duplicates (% within % bits) holding % duplicate%; %',
+    tbl, n_rows, CASE WHEN n_rows = 1 THEN '' ELSE 's' END, n_fp,
+    n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END, method, radius,
+    n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
+    CASE action
+      WHEN 'delete' THEN format('%s row%s deleted', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
+      WHEN 'flag' THEN format('%s row%s updated', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
+      ELSE 'report only, nothing changed' END;
 END
 $dedup$;
 

@@ -129,6 +129,12 @@ FROM "Dedup ""Q"";"."flag Copy";
 \echo with keep 'newest'
 \set keep 'newest'
 \ir examples/dedup.sql
+\echo with keep longest and no keep_column
+\set keep longest
+\unset keep_column
+\ir examples/dedup.sql
+\echo with keep_column 'Id "x"'
+\set keep_column 'Id "x"'
 \echo with keep first
 \set keep first
 \echo with action 'purge'

@@ -21,6 +21,28 @@ PG_MODULE_MAGIC;
 
 /* ---- text and binary I/O ---- */
 
+/*
+ * simhash('some words') with an untyped literal calls the input function (it
+ * is a cast to the type), not the fingerprint of the words. Say so when the
+ * input is text rather than a mistyped fingerprint: it has a letter no hex
+ * number has (or a non-ASCII character) and not the length of one.
+ */
+static bool
+looks_like_words(const char *str)
+{
+	size_t		len = strlen(str);
+	bool		wordy = false;
+
+	for (const char *p = str; *p; p++)
+	{
+		unsigned char c = (unsigned char) *p;
+
+		if (c >= 0x80 || (isalpha(c) && !isxdigit(c) && c != 'x' && c != 'X'))
+			wordy = true;
+	}
+	return wordy && len != 16 && len != 18;
+}
+
 PG_FUNCTION_INFO_V1(simhash_in);
 Datum
 simhash_in(PG_FUNCTION_ARGS)
@@ -32,7 +54,9 @@ simhash_in(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type simhash: \"%s\"", str),
-				 errdetail("A simhash is exactly 16 hexadecimal digits, optionally prefixed with 0x.")));
+				 errdetail("A simhash is exactly 16 hexadecimal digits, optionally prefixed with 0x."),
+				 looks_like_words(str) ?
+				 errhint("To fingerprint a text, make the literal a text: simhash('...'::text). A quoted literal alone is read as a simhash value.") : 0));
 	PG_RETURN_SIMHASH(v);
 }
 
