@@ -10,7 +10,9 @@
 #   OUT_DIR    gets docs.tsv   (doc_id, set, text)
 #                   pairs.tsv  (set, op, rate, a, b, label, jaccard)
 #              label is pos (near-duplicate), neg (random non-duplicate), hard (a non-duplicate
-#              with 0.3 <= Jaccard < 0.8; only in the spam set) or dup (a near-duplicate pair
+#              with 0.3 <= Jaccard < 0.8 in the spam set, 0.2 <= Jaccard < 0.5 in the long-
+#              document sets), mid (long-document sets: 0.5 <= Jaccard < 0.8), lenpos (sotu-full:
+#              a length-mismatched copy, with its exact Jaccard) or dup (a near-duplicate pair
 #              that is not a sampled pos: only listed so that quality.sh leaves it out of its
 #              all-pairs false positive rate); op and rate are '-' and 0 outside the edit sets;
 #              jaccard is the shingle Jaccard where it is computed (empty otherwise). Shingles:
@@ -19,8 +21,14 @@
 #                   pool.tsv   (set, doc_id, side): the documents whose every pair (side x with
 #              side x; side l with side r) that is not pos or dup makes the all-pairs false
 #              positive rate: spam, every loaded body; zh-cross*, zh_CN (l) against zh_TW (r);
-#              edit sets, every chunk of the corpus.
-# Reads /usr/share/man/zh_CN and zh_TW (Debian package manpages-zh) and runs the opencc CLI
+#              edit sets, every chunk of the corpus; side y with side y: the long-document sets
+#              (debdocs, sotu-full, manpages), whose every pair with Jaccard >= 0.2 is listed in
+#              pairs.tsv, so that the all-pairs figures there are the pairs with Jaccard < 0.2.
+#                   fold.sql: the SQL functions q_fold(text), q_fold_nohk(text) (variant folding,
+#              see below) and their plain translate() forms q_fold_translate, q_fold_nohk_translate.
+# Reads /usr/share/man/zh_CN and zh_TW (Debian package manpages-zh), /usr/share/doc/*/copyright,
+# /usr/share/common-licenses, the English pages of Debian manpages and manpages-dev,
+# /usr/share/unicode/Unihan_Variants.txt.bz2 (Debian unicode-data), and runs the opencc CLI
 # (Debian package opencc). Everything random is drawn from random.Random(QUALITY_SEED),
 # default 20261122, so two runs write the same files.
 #
@@ -74,6 +82,52 @@
 #               original is stored re-joined the same way.
 #               pos: (original, edited copy). neg: as many random pairs of different
 #               originals with Jaccard < 0.8 (pairs of originals with Jaccard >= 0.8: dup).
+#   zh-variant  Unihan variant characters (issue 9). Variant relation: the Unihan_Variants.txt
+#               fields kTraditionalVariant, kSimplifiedVariant, kZVariant, and kSemanticVariant
+#               entries whose source annotation contains kHKGlyph (e.g. 為/爲, 裡/裏, 峰/峯,
+#               後/后, 发/發), taken as symmetric; a pair whose two characters NFKC maps onto the
+#               same character (compatibility ideographs) is left out, since the fingerprint's
+#               own normalisation undoes it. Originals: QUALITY_EDIT_DOCS (300) random zh-edit
+#               chunks (the same chunk documents, not copies) among those with at least 20
+#               substitutable characters (every chunk has; a median 29% of a chunk's units are).
+#               Per original, for rate 10, 50, 100%: var, round(rate x substitutable
+#               characters) of them (at least 1) at random positions replaced by a random
+#               variant of each; var+e2, the same followed by 2% character substitutions as in
+#               zh-edit (sub, rate 2). pos: (original, copy), with the character 5-gram
+#               Jaccard; neg: as many random pairs of different originals (not dup). Its
+#               all-pairs FPR is that of zh-edit (the same chunks).
+#   variant folding (fold.sql): q_fold(t) = translate(t, FROM, TO), FROM/TO mapping every
+#               character of a variant class to the class representative: classes = connected
+#               components of the relation above, representative = the smallest code point of
+#               the class (6,422 characters onto 6,282 ... see the build log); q_fold_nohk the
+#               same without the kSemanticVariant/kHKGlyph edges. PostgreSQL's translate()
+#               looks every input character up by a linear scan of FROM (~24 us per character
+#               with ~6,400 characters: 29 s for 1.2M characters), so q_fold does the same
+#               mapping through a jsonb object on texts that contain a Han character;
+#               quality.sh checks on a sample that both give the same text.
+#   Long documents, every pair labelled by the exact word 5-shingle Jaccard J (the same
+#   shingles as spam; all pairs with J >= 0.2 found by the exact prefix-filter search, every
+#   other pair has J < 0.2): pos J >= 0.8 (op "=" when the two texts are byte-identical, "-"
+#   otherwise), mid 0.5 <= J < 0.8, hard 0.2 <= J < 0.5. Every document is in the pool
+#   (side y), so the all-pairs figures cover every pair.
+#   debdocs     the demo corpus of issue 9: every regular file /usr/share/doc/*/copyright at
+#               depth 2 (as `find /usr/share/doc -mindepth 2 -maxdepth 2 -name copyright -type f`:
+#               no symlinked file or package directory) and every regular file (not symlink) in
+#               /usr/share/common-licenses, that decodes as UTF-8. Its size depends on what the
+#               machine has installed (printed).
+#   sotu-full   the State of the Union addresses whole (the same npm files as sotu: ~230
+#               addresses of 1,000 to 30,000+ words, one genre), plus length-mismatched
+#               copies (lenpos) of QUALITY_LONG_DERIVED (100) random addresses, loaded but not in
+#               the pool: app<f> for f = 10, 25, 50, 100, 300: the address followed by a blank
+#               line and a contiguous run of f% of its word count taken at a random place of the
+#               concatenated other addresses; part<p> for p = 90, 75, 50, 25, 10: a contiguous
+#               p% of the address's words at a random place. Each with its exact Jaccard against
+#               the address (app10 and part90 have J >= 0.8).
+#   manpages    the English man pages of Debian manpages and manpages-dev (dpkg-query -L; the
+#               regular .gz files under /usr/share/man/man*/), roff stripped as for zh-cross;
+#               pages under 50 words (.so redirections) dropped. Related pages (the same
+#               family of calls, pages that include each other's text) give real partial
+#               overlaps of different lengths.
 import email
 import email.policy
 import glob
@@ -84,10 +138,12 @@ import re
 import subprocess
 import sys
 import time
+from collections import defaultdict
 
 SEED = int(os.environ.get("QUALITY_SEED", "20261122"))
 MAX_POS = int(os.environ.get("QUALITY_MAX_POS", "3000"))
 EDIT_DOCS = int(os.environ.get("QUALITY_EDIT_DOCS", "300"))
+LONG_DERIVED = int(os.environ.get("QUALITY_LONG_DERIVED", "100"))
 RATES = [1, 2, 5, 10, 20]
 OPS = ["del", "ins", "sub"]
 
@@ -502,6 +558,242 @@ def build_edits(tag, chunk_list, zh, docs, pairs, rnd):
     log("%s: %d chunks (all loaded), %d drawn as originals, %d pos pairs (5 rates x 3 ops), %d neg "
         "pairs (largest Jaccard among them %.3f); %d pairs of chunks with Jaccard >= 0.8 (dup)"
         % (tag, len(chunk_list), len(picks), npos, len(negl), maxj, len(dups)))
+    return orig_id, dups
+
+
+
+# ---------------------------------------------------------------------------
+# long documents: all pairs labelled by exact Jaccard (debdocs, sotu-full, manpages)
+# ---------------------------------------------------------------------------
+def label_all_pairs(tag, texts, docs, pairs):
+    """Loads texts as documents of set tag (pool side y: every pair of them is in the all-pairs
+    figures) and lists every pair with word 5-shingle Jaccard >= 0.2, found exactly, as pos
+    (>= 0.8), mid (0.5 <= J < 0.8) or hard (0.2 <= J < 0.5); every pair not listed has J < 0.2.
+    Returns the document ids and the shingle sets."""
+    ids = []
+    for t in texts:
+        ids.append(len(docs))
+        POOL.append((tag, len(docs), "y"))
+        docs.append((tag, t))
+    sh = [shingles(t) for t in texts]
+    near = similar_pairs(sh, 0.2)
+    cnt = {"pos": 0, "mid": 0, "hard": 0}
+    ident = 0
+    for (i, j), jac in sorted(near.items()):
+        lab = "pos" if jac >= 0.8 else ("mid" if jac >= 0.5 else "hard")
+        cnt[lab] += 1
+        same = texts[i] == texts[j]
+        ident += same
+        # op "=": byte-identical texts (found at distance 0 by every mode), reported apart
+        pairs.append((tag, "=" if same else "-", 0, ids[i], ids[j], lab, jac))
+    n = len(texts)
+    log("%s: %d documents, %.1f MB, %d pairs: %d with J >= 0.8 (pos; %d of them byte-identical "
+        "texts), %d with 0.5 <= J < 0.8, %d with 0.2 <= J < 0.5 (hard), %d with J < 0.2"
+        % (tag, n, sum(len(t.encode()) for t in texts) / 1e6, n * (n - 1) // 2, cnt["pos"], ident,
+           cnt["mid"], cnt["hard"], n * (n - 1) // 2 - len(near)))
+    return ids, sh
+
+
+def build_debdocs(docs, pairs):
+    files = []
+    for d in sorted(os.listdir("/usr/share/doc")):
+        f = os.path.join("/usr/share/doc", d, "copyright")
+        # find -mindepth 2 -maxdepth 2 -type f: the directory may be a symlink (find does not
+        # descend into it), the file must not be one
+        if os.path.islink(os.path.join("/usr/share/doc", d)) or not os.path.isdir(os.path.join("/usr/share/doc", d)):
+            continue
+        if os.path.isfile(f) and not os.path.islink(f):
+            files.append(f)
+    lic = sorted(os.path.join("/usr/share/common-licenses", x) for x in os.listdir("/usr/share/common-licenses"))
+    files += [f for f in lic if os.path.isfile(f) and not os.path.islink(f)]
+    texts, bad = [], 0
+    for f in files:
+        with open(f, "rb") as fh:
+            raw = fh.read()
+        try:
+            t = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad += 1
+            continue
+        texts.append(t.replace("\x00", ""))
+    log("debdocs: %d files (%d copyright, %d common-licenses), %d not UTF-8 dropped"
+        % (len(files), len(files) - len([f for f in lic if os.path.isfile(f) and not os.path.islink(f)]),
+           len([f for f in lic if os.path.isfile(f) and not os.path.islink(f)]), bad))
+    label_all_pairs("debdocs", texts, docs, pairs)
+
+
+def build_manpages(docs, pairs):
+    out = subprocess.run(["dpkg-query", "-L", "manpages", "manpages-dev"], capture_output=True,
+                         text=True).stdout.split("\n")
+    files = sorted(f for f in out if re.match(r"^/usr/share/man/man[0-9][^/]*/[^/]+\.gz$", f)
+                   and os.path.isfile(f) and not os.path.islink(f))
+    texts, stubs = [], 0
+    for f in files:
+        t = read_man(f)
+        if len(WORD_RE.findall(t)) < 50:
+            stubs += 1      # ".so other.3" redirections and near-empty pages
+            continue
+        texts.append(t)
+    log("manpages: %d regular page files of Debian manpages + manpages-dev, %d under 50 words "
+        "(.so redirections) dropped" % (len(files), stubs))
+    if len(texts) < 200:
+        sys.exit("build_sets: manpages / manpages-dev not found (apt-get install manpages manpages-dev)")
+    label_all_pairs("manpages", texts, docs, pairs)
+
+
+LEN_APP = [10, 25, 50, 100, 300]      # appended text, % of the original's words
+LEN_PART = [90, 75, 50, 25, 10]       # kept contiguous part, % of the original's words
+
+
+def build_sotu_full(sotu, docs, pairs, rnd):
+    ids, sh = label_all_pairs("sotu-full", sotu, docs, pairs)
+    words = [t.split() for t in sotu]
+    n = len(sotu)
+    picks = sorted(rnd.sample(range(n), min(LONG_DERIVED, n)))
+    stats = defaultdict(list)
+    for i in picks:
+        w = words[i]
+        others = [x for k in range(n) if k != i for x in words[k]]
+        for f in LEN_APP:
+            k = max(1, round(f / 100.0 * len(w)))
+            start = rnd.randrange(0, len(others) - k)
+            t = " ".join(w) + "\n\n" + " ".join(others[start:start + k])
+            docs.append(("sotu-full", t))
+            jac = jaccard(sh[i], shingles(t))
+            stats[("app", f)].append(jac)
+            pairs.append(("sotu-full", "app", f, ids[i], len(docs) - 1, "lenpos", jac))
+        for p in LEN_PART:
+            k = max(5, round(p / 100.0 * len(w)))
+            start = rnd.randrange(0, len(w) - k + 1)
+            t = " ".join(w[start:start + k])
+            docs.append(("sotu-full", t))
+            jac = jaccard(sh[i], shingles(t))
+            stats[("part", p)].append(jac)
+            pairs.append(("sotu-full", "part", p, ids[i], len(docs) - 1, "lenpos", jac))
+    log("sotu-full: %d addresses drawn for length-mismatched pairs: %s" % (len(picks), "; ".join(
+        "%s%d J %.3f-%.3f" % (op, r, min(v), max(v)) for (op, r), v in sorted(stats.items()))))
+
+
+# ---------------------------------------------------------------------------
+# Unihan variants: zh-variant and the folding helper functions
+# ---------------------------------------------------------------------------
+UNIHAN = "/usr/share/unicode/Unihan_Variants.txt.bz2"
+VAR_RATES = [10, 50, 100]
+
+
+def load_variants():
+    """Edges (a, b), a != b: 'all' = kTraditionalVariant, kSimplifiedVariant, kZVariant and the
+    kSemanticVariant entries with a kHKGlyph source; 'nohk' = without those semantic ones."""
+    import bz2
+    if not os.path.exists(UNIHAN):
+        sys.exit("build_sets: %s not found (apt-get install unicode-data)" % UNIHAN)
+    rel = {"all": [], "nohk": []}
+    with bz2.open(UNIHAN, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("#") or not line.strip():
+                continue
+            cp, field, val = line.rstrip("\n").split("\t")
+            a = chr(int(cp[2:], 16))
+            for item in val.split():
+                code, _, src = item.partition("<")
+                b = chr(int(code[2:], 16))
+                if a == b:
+                    continue
+                if field in ("kTraditionalVariant", "kSimplifiedVariant", "kZVariant"):
+                    rel["all"].append((a, b))
+                    rel["nohk"].append((a, b))
+                elif field == "kSemanticVariant" and "kHKGlyph" in src:
+                    rel["all"].append((a, b))
+    return rel
+
+
+def fold_map(edges):
+    """{char: representative}: connected components of the (symmetric) relation, representative
+    = the smallest code point of the component; representatives themselves are left out."""
+    parent = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {c: find(c) for c in parent if find(c) != c}
+
+
+def write_fold_sql(rel, path):
+    """q_fold(text) and q_fold_nohk(text): every character of a variant class replaced by the
+    class representative, i.e. translate(t, FROM, TO). PostgreSQL's translate() scans FROM once
+    per input character (about 24 us per character with these ~6,400-character strings), so
+    the functions do the same mapping through a jsonb object (binary search), only on texts
+    that contain a Han character; q_fold_translate / q_fold_nohk_translate are the plain
+    translate() forms, which quality.sh compares with them on a sample."""
+    import json
+    han_re = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]"
+    with open(path, "w", encoding="utf-8") as fh:
+        for name, key in (("q_fold", "all"), ("q_fold_nohk", "nohk")):
+            m = fold_map(rel[key])
+            comps = len(set(m.values()))
+            log("fold %s: %d characters mapped onto %d representatives (%s)"
+                % (name, len(m), comps, "Traditional/Simplified/Z variants" + (
+                    " + kSemanticVariant with kHKGlyph" if key == "all" else "")))
+            frm = "".join(sorted(m))
+            to = "".join(m[c] for c in sorted(m))
+            js = json.dumps(m, ensure_ascii=False, sort_keys=True).replace("'", "''")
+            fh.write("CREATE FUNCTION %s(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE\n"
+                     "RETURN CASE WHEN t ~ '%s' THEN array_to_string(ARRAY(SELECT coalesce('%s'::jsonb ->> c, c)"
+                     " FROM unnest(string_to_array(t, NULL)) WITH ORDINALITY u(c, n) ORDER BY n), '') ELSE t END;\n"
+                     % (name, han_re, js))
+            fh.write("CREATE FUNCTION %s_translate(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE\n"
+                     "RETURN translate(t, '%s', '%s');\n" % (name, frm, to))
+
+
+def build_zh_variant(chunk_list, orig_id, dups, rel, docs, pairs, rnd):
+    import unicodedata
+    nb = defaultdict(set)
+    for a, b in rel["all"]:
+        # a variant that NFKC maps onto the same character (compatibility ideographs) would be
+        # undone by the fingerprint's own normalisation: not a substitution
+        if unicodedata.normalize("NFKC", a) != unicodedata.normalize("NFKC", b):
+            nb[a].add(b)
+            nb[b].add(a)
+    nb = {c: sorted(v) for c, v in nb.items()}
+    eligible = [ci for ci, c in enumerate(chunk_list) if sum(1 for u in c if u in nb) >= 20]
+    picks = sorted(rnd.sample(eligible, min(EDIT_DOCS, len(eligible))))
+    pool = [[u for u in c if not u.isspace()] for c in chunk_list]
+    npos, share = 0, []
+    for ci in picks:
+        c = chunk_list[ci]
+        subst = [i for i, u in enumerate(c) if u in nb]
+        share.append(len(subst) / sum(1 for u in c if not u.isspace()))
+        osh = zh_shingles("".join(c))
+        for op in ("var", "var+e2"):
+            for rate in VAR_RATES:
+                at = set(rnd.sample(subst, max(1, round(rate / 100.0 * len(subst)))))
+                e = [rnd.choice(nb[u]) if i in at else u for i, u in enumerate(c)]
+                if op == "var+e2":
+                    e = edit(e, "sub", 2, rnd, pool, True)
+                t = "".join(e)
+                docs.append(("zh-variant", t))
+                pairs.append(("zh-variant", op, rate, orig_id[ci], len(docs) - 1, "pos",
+                              jaccard(osh, zh_shingles(t))))
+                npos += 1
+    negl = set()
+    while len(negl) < npos:
+        i, j = sorted(rnd.sample(picks, 2))
+        if (i, j) not in negl and (i, j) not in dups:
+            negl.add((i, j))
+    for i, j in sorted(negl):
+        pairs.append(("zh-variant", "-", 0, orig_id[i], orig_id[j], "neg", None))
+    share.sort()
+    log("zh-variant: %d of %d zh-edit chunks have >= 20 substitutable characters, %d drawn; "
+        "substitutable share of their units: median %.0f%% (%.0f-%.0f%%); %d pos pairs (var, var+e2 at "
+        "%s%%), %d neg; all-pairs FPR: the zh-edit chunks (the same documents)"
+        % (len(eligible), len(chunk_list), len(picks), 100 * share[len(share) // 2], 100 * share[0],
+           100 * share[-1], npos, "/".join(map(str, VAR_RATES)), len(negl)))
 
 
 def copy_escape(s):
@@ -531,7 +823,14 @@ def main():
         % (len(sotu), sum(len(t.split()) for t in sotu), len(moby), sum(len(t.split()) for t in moby)))
     build_edits("sotu", en_chunks(sotu), False, docs, pairs, random.Random(SEED + 3))
     build_edits("moby", en_chunks(moby), False, docs, pairs, random.Random(SEED + 4))
-    build_edits("zh-edit", zh_chunks(zh_cn), True, docs, pairs, random.Random(SEED + 5))
+    zh_list = zh_chunks(zh_cn)
+    zh_ids, zh_dups = build_edits("zh-edit", zh_list, True, docs, pairs, random.Random(SEED + 5))
+    rel = load_variants()
+    write_fold_sql(rel, os.path.join(out, "fold.sql"))
+    build_zh_variant(zh_list, zh_ids, zh_dups, rel, docs, pairs, random.Random(SEED + 6))
+    build_debdocs(docs, pairs)
+    build_sotu_full(sotu, docs, pairs, random.Random(SEED + 7))
+    build_manpages(docs, pairs)
 
     with open(os.path.join(out, "docs.tsv"), "w", encoding="utf-8") as fh:
         for i, (tag, text) in enumerate(docs):
