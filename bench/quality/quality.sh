@@ -12,7 +12,7 @@
 # Usage (as root on Debian 12, after `bash tools/run.sh demo` has built and installed the
 # extension into the system PostgreSQL 15):
 #   bash bench/quality/quality.sh | tee bench/results/quality-$(date +%F).txt
-# About 6 minutes on 2 cores with the 9 default modes after the first run (the first also
+# About 3.5 minutes on 2 cores with the 9 default modes after the first run (the first also
 # downloads ~120 MB from npm). To measure the candidates of issue 9 as modes.txt defines them
 # (simhash(body) = version 1, simhash_features = the version 1 features) when the installed
 # extension defaults to 0.2.0, pin the SQL API: QUALITY_EXT_VERSION=0.1.0.
