@@ -276,7 +276,8 @@ ANALYZE checks;
 			"$label [$mode]: index = seq scan for $nchecks (query, radius) pairs "
 			  . "($nsweep in full sweeps, capped radii up to $max_r, $rows rows)");
 	}
-	note(sprintf("%s: seq %.1f s, total %.1f s", $label, $t_seq, time - $t0));
+	# progress on stderr, so a long run is not silent without prove -v
+	diag(sprintf("progress: %s: seq %.1f s, total %.1f s", $label, $t_seq, time - $t0));
 	return;
 }
 
@@ -426,7 +427,7 @@ ANALYZE $tb;
 	compare($kind, $tb, $ib, "$kind (d) inserts without VACUUM");
 
 	$node->safe_psql('postgres', "DROP TABLE $tb, src_$kind");
-	note(sprintf("%s: %.1f s", $kind, time - $t_kind));
+	diag(sprintf("progress: %s data set done in %.1f s", $kind, time - $t_kind));
 }
 
 # no error of any kind in the server log (index corruption, assertion)
