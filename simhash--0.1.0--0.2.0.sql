@@ -64,3 +64,14 @@ CREATE FUNCTION @extschema@.simhash_features(doc pg_catalog.text, features pg_ca
     OUT feature pg_catalog.text, OUT weight pg_catalog.float8, OUT hash @extschema@.simhash)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'simhash_features_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100 ROWS 100;
+
+-- hamming_ball(q, r) takes a radius of 0..64 bits, like every radius a user gives; the planner
+-- builds hamming_ball_any(q, r) for hamming_within(fp, q, r) with a radius it cannot check
+CREATE OR REPLACE FUNCTION @extschema@.hamming_ball(@extschema@.simhash, pg_catalog.int4)
+    RETURNS @extschema@.hamming_ball
+    AS 'MODULE_PATHNAME', 'hamming_ball_make_checked' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog.int4)
+    RETURNS @extschema@.hamming_ball
+    AS 'MODULE_PATHNAME', 'hamming_ball_make' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog.int4)
+    IS 'the index operand of hamming_within(fp, q, r) for any r: below 0 matches nothing, 64 and more everything';

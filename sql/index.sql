@@ -163,17 +163,25 @@ $fn$;
 SELECT '0123456789abcdef/3'::hamming_ball AS ball,
        '0X0123456789ABCDEF/0'::hamming_ball AS prefixed,
        '0123456789abcdef/64'::hamming_ball AS r64,
-       'ffffffffffffffff/-1'::hamming_ball AS negative,
-       '0000000000000000/2147483647'::hamming_ball AS max_int,
        '0123456789abcdef/3'::hamming_ball::text::hamming_ball AS round_trip;
 SELECT hamming_ball('0123456789abcdef', 3) AS ball,
-       hamming_ball('0123456789abcdef', -5) AS negative,
+       hamming_ball('0123456789abcdef', 0) AS r0,
+       hamming_ball('0123456789abcdef', 64) AS r64,
        hamming_ball(NULL, 3) IS NULL AS null_centre,
        hamming_ball('0123456789abcdef', NULL) IS NULL AS null_radius,
        pg_typeof(hamming_ball('0123456789abcdef', 3)) AS type;
+-- a radius a user gives is 0..64 bits (hamming_within(fp, q, r) takes any r)
+SELECT hamming_ball('0123456789abcdef', -1);
+SELECT hamming_ball('0123456789abcdef', 65);
+SELECT 'ffffffffffffffff/-1'::hamming_ball;
+SELECT '0123456789abcdef/99'::hamming_ball;
+SELECT '0000000000000000/2147483647'::hamming_ball;
+-- the planner's operand for hamming_within takes any radius
+SELECT hamming_ball_any('0123456789abcdef', -5) AS negative,
+       hamming_ball_any('0123456789abcdef', 100) AS beyond;
 -- binary form: 8 bytes of fingerprint, 4 of radius
 SELECT hamming_ball_send('0123456789abcdef/3') AS send,
-       hamming_ball_send('fedcba9876543210/-7') AS send_negative;
+       hamming_ball_send('fedcba9876543210/64') AS send_64;
 -- invalid inputs: each error names the value
 SELECT ''::hamming_ball;
 SELECT '0123456789abcdef'::hamming_ball;
@@ -188,14 +196,16 @@ SELECT '0123456789abcdef/3.0'::hamming_ball;
 SELECT '0123456789abcdef/2147483648'::hamming_ball;
 SELECT ' 0123456789abcdef/3'::hamming_ball;
 
--- fp <@ ball and ball @> fp are fp <~> q <= r, for every radius -1..65 and
--- a quarter of the rows and every query centre (NULL fingerprints included:
--- all of them are NULL there)
+-- fp <@ ball and ball @> fp are fp <~> q <= r, for every radius -1..65 (the
+-- planner's hamming_ball_any; hamming_ball itself for 0..64) and a quarter
+-- of the rows and every query centre (NULL fingerprints included: all of
+-- them are NULL there)
 SELECT count(*) AS pairs,
-       bool_and((fp <@ hamming_ball(q, r)) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contained_agrees,
-       bool_and((hamming_ball(q, r) @> fp) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contains_agrees,
-       bool_and((fp <@ hamming_ball(q, r)) IS NOT DISTINCT FROM hamming_within(fp, q, r)) AS within_agrees,
-       count(*) FILTER (WHERE fp <@ hamming_ball(q, r)) AS matches,
+       bool_and((fp <@ hamming_ball_any(q, r)) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contained_agrees,
+       bool_and((hamming_ball_any(q, r) @> fp) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contains_agrees,
+       bool_and((fp <@ hamming_ball_any(q, r)) IS NOT DISTINCT FROM hamming_within(fp, q, r)) AS within_agrees,
+       bool_and(r < 0 OR r > 64 OR (fp <@ hamming_ball(q, r)) IS NOT DISTINCT FROM (fp <@ hamming_ball_any(q, r))) AS checked_agrees,
+       count(*) FILTER (WHERE fp <@ hamming_ball_any(q, r)) AS matches,
        count(*) FILTER (WHERE fp IS NULL) AS null_pairs
 FROM sh_idx, sh_idx_q, generate_series(-1, 65) r
 WHERE id % 4 = 0 OR id BETWEEN 3001 AND 3010;
@@ -307,8 +317,8 @@ FROM (VALUES
     ($$EXECUTE sh_idx_pg('c4ca4238a0b92382')$$, $$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 3$$),
     ($$EXECUTE sh_idx_plt('c4ca4238a0b92382')$$, $$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 3$$),
     ($$EXECUTE sh_idx_pball('c4ca4238a0b92382/3')$$, $$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 3$$),
-    ($$EXECUTE sh_idx_pball('c4ca4238a0b92382/-1')$$, $$SELECT id FROM sh_idx WHERE false$$),
-    ($$EXECUTE sh_idx_pball('c4ca4238a0b92382/100')$$, $$SELECT id FROM sh_idx WHERE fp IS NOT NULL$$),
+    ($$EXECUTE sh_idx_pball('c4ca4238a0b92382/0')$$, $$SELECT id FROM sh_idx WHERE fp = 'c4ca4238a0b92382'$$),
+    ($$EXECUTE sh_idx_pball('c4ca4238a0b92382/64')$$, $$SELECT id FROM sh_idx WHERE fp IS NOT NULL$$),
     ($$EXECUTE sh_idx_pball(NULL)$$, $$SELECT id FROM sh_idx WHERE false$$)) AS s(stmt, ref),
     sh_idx_check(s.stmt, 'index', s.ref) c;
 DEALLOCATE ALL;
@@ -347,7 +357,7 @@ FROM (VALUES ($$SELECT id FROM sh_idx WHERE fp <~> NULL <= 3$$),
 SELECT stmt, c.*
 FROM (VALUES ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= -1$$),
              ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' < 0$$),
-             ($$SELECT id FROM sh_idx WHERE fp <@ hamming_ball('c4ca4238a0b92382', -3)$$),
+             ($$SELECT id FROM sh_idx WHERE fp <@ hamming_ball_any('c4ca4238a0b92382', -3)$$),
              ($$SELECT id FROM sh_idx WHERE hamming_within(fp, 'c4ca4238a0b92382', -2147483648)$$)) AS s(stmt),
      (VALUES ('index'), ('bitmap')) AS p(path),
      sh_idx_check(s.stmt, p.path) c ORDER BY stmt, path;
@@ -356,7 +366,7 @@ SELECT stmt, c.*
 FROM (VALUES ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 64$$),
              ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 65$$),
              ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 1000000000$$),
-             ($$SELECT id FROM sh_idx WHERE fp <@ hamming_ball('ffffffffffffffff', 2147483647)$$)) AS s(stmt),
+             ($$SELECT id FROM sh_idx WHERE fp <@ hamming_ball_any('ffffffffffffffff', 2147483647)$$)) AS s(stmt),
      (VALUES ('index'), ('bitmap')) AS p(path),
      sh_idx_check(s.stmt, p.path) c ORDER BY stmt, path;
 -- NULL fingerprints are not indexed: the index holds count(fp) entries

@@ -19,6 +19,23 @@
 #include "hexfmt.h"
 #include "mih/mih.h"
 
+/*
+ * A radius a user gives (hamming_ball(), the text and binary forms) is a
+ * number of bits, 0..64, like every radius of the API. The planner's own
+ * operand for hamming_within(fp, q, r) takes any r (hamming_ball_any):
+ * below 0 matches nothing, 64 and more everything.
+ */
+static void
+check_radius(int64 radius, int sqlstate)
+{
+	if (radius < 0 || radius > SIMHASH_BITS)
+		ereport(ERROR,
+				(errcode(sqlstate),
+				 errmsg("hamming_ball radius must be between 0 and %d bits, got " INT64_FORMAT,
+						SIMHASH_BITS, radius),
+				 errhint("For \"within any radius\" semantics (below 0 nothing, above 64 everything) use hamming_within(fp, q, r).")));
+}
+
 static HammingBall *
 make_ball(SimHash center, int32 radius)
 {
@@ -55,6 +72,7 @@ hamming_ball_in(PG_FUNCTION_ARGS)
 	if (end == slash + 1 || *end != '\0' || errno != 0 ||
 		radius < PG_INT32_MIN || radius > PG_INT32_MAX)
 		goto bad;
+	check_radius(radius, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE);
 	PG_RETURN_POINTER(make_ball(center, (int32) radius));
 
 bad:
@@ -84,6 +102,7 @@ hamming_ball_recv(PG_FUNCTION_ARGS)
 	SimHash		center = (SimHash) pq_getmsgint64(buf);
 	int32		radius = pq_getmsgint(buf, 4);
 
+	check_radius(radius, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE);
 	PG_RETURN_POINTER(make_ball(center, radius));
 }
 
@@ -100,6 +119,22 @@ hamming_ball_send(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
+/*
+ * hamming_ball(q, r) from extension 0.2.0 on: r must be 0..64.
+ */
+PG_FUNCTION_INFO_V1(hamming_ball_make_checked);
+Datum
+hamming_ball_make_checked(PG_FUNCTION_ARGS)
+{
+	check_radius(PG_GETARG_INT32(1), ERRCODE_INVALID_PARAMETER_VALUE);
+	PG_RETURN_POINTER(make_ball(PG_GETARG_SIMHASH(0), PG_GETARG_INT32(1)));
+}
+
+/*
+ * Any radius: hamming_ball_any(q, r), which the planner builds for
+ * hamming_within(fp, q, r) when r is not a constant in 0..64 (and
+ * hamming_ball(q, r) of extension 0.1.0, which is bound here).
+ */
 PG_FUNCTION_INFO_V1(hamming_ball_make);
 Datum
 hamming_ball_make(PG_FUNCTION_ARGS)

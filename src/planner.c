@@ -290,9 +290,14 @@ DISTANCE_CMP_SUPPORT(simhash_distance_gt_support, SH_CMP_GT)
 
 /* ---- hamming_within(a, b, r): index conditions and selectivity ---- */
 
-/* OIDs the index condition needs, in the schema of hamming_within. */
+/*
+ * OIDs the index condition needs, in the schema of hamming_within: the
+ * type, hamming_ball(q, r) for a constant radius of 0..64 and
+ * hamming_ball_any(q, r) for any other (*anyfn is *ballfn in a database
+ * still at extension 0.1.0, whose hamming_ball takes any radius).
+ */
 static bool
-lookup_ball(Oid withinfn, Oid *balltype, Oid *ballfn)
+lookup_ball(Oid withinfn, Oid *balltype, Oid *ballfn, Oid *anyfn)
 {
 	Oid			nsp = get_func_namespace(withinfn);
 	char	   *nspname = get_namespace_name(nsp);
@@ -308,6 +313,9 @@ lookup_ball(Oid withinfn, Oid *balltype, Oid *ballfn)
 							  CStringGetDatum("simhash"), ObjectIdGetDatum(nsp));
 	args[1] = INT4OID;
 	*ballfn = lookup_function(nspname, "hamming_ball", 2, args);
+	*anyfn = lookup_function(nspname, "hamming_ball_any", 2, args);
+	if (!OidIsValid(*anyfn))
+		*anyfn = *ballfn;
 	return OidIsValid(*ballfn);
 }
 
@@ -326,6 +334,7 @@ within_index_condition(SupportRequestIndexCondition *req)
 	Oid			keytype;
 	Oid			balltype;
 	Oid			ballfn;
+	Oid			anyfn;
 	Oid			opno;
 	Expr	   *ball;
 	OpExpr	   *op;
@@ -340,7 +349,7 @@ within_index_condition(SupportRequestIndexCondition *req)
 	radius = lthird(fn->args);
 	keytype = exprType(key);
 
-	if (!lookup_ball(fn->funcid, &balltype, &ballfn))
+	if (!lookup_ball(fn->funcid, &balltype, &ballfn, &anyfn))
 		return NIL;
 	opno = get_opfamily_member(req->opfamily, keytype, balltype, MIH_STRATEGY_WITHIN);
 	if (!OidIsValid(opno))
@@ -364,14 +373,23 @@ within_index_condition(SupportRequestIndexCondition *req)
 			HammingBall *hb = palloc0(sizeof(HammingBall));
 
 			hb->center = DatumGetSimHash(c->constvalue);
-			hb->radius = DatumGetInt32(r->constvalue);
+			/* -1 matches nothing, 64 everything: the same for any r beyond */
+			hb->radius = Max(-1, Min(DatumGetInt32(r->constvalue), SIMHASH_BITS));
 			ball = (Expr *) makeConst(balltype, -1, InvalidOid, sizeof(HammingBall),
 									  PointerGetDatum(hb), false, false);
 		}
 	}
 	else
-		ball = (Expr *) makeFuncExpr(ballfn, balltype, list_make2(other, radius),
+	{
+		Const	   *r = IsA(radius, Const) ? (Const *) radius : NULL;
+		bool		checked = (r != NULL && !r->constisnull &&
+							   DatumGetInt32(r->constvalue) >= 0 &&
+							   DatumGetInt32(r->constvalue) <= SIMHASH_BITS);
+
+		ball = (Expr *) makeFuncExpr(checked ? ballfn : anyfn, balltype,
+									 list_make2(other, radius),
 									 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	}
 
 	op = (OpExpr *) make_opclause(opno, BOOLOID, false, (Expr *) key, ball,
 								  InvalidOid, InvalidOid);
