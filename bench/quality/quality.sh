@@ -101,8 +101,9 @@
 #   QUALITY_EXT_VERSION=      CREATE EXTENSION simhash VERSION this (default: the installed
 #                             default_version); the run prints which specification version
 #                             simhash(text) computes
-#   QUALITY_KEEP=             a directory to copy docs.tsv, pairs.tsv and the distance
-#                             histogram (hist.tsv) to
+#   QUALITY_KEEP=             a directory to copy docs.tsv, pairs.tsv, pool.tsv (the all-pairs
+#                             pools), the distance histogram (hist.tsv) and modes.lst to, so
+#                             that other fingerprints can be measured offline (proto_oph.py)
 #   PG_BINDIR                 server binaries (default /usr/lib/postgresql/15/bin)
 set -euo pipefail
 
@@ -356,7 +357,7 @@ stage "all-pairs distances (SQL, a <~> b)"
 
 if [ -n "${QUALITY_KEEP:-}" ]; then
 	mkdir -p "$QUALITY_KEEP"
-	cp "$WORK/sets/docs.tsv" "$WORK/sets/pairs.tsv" "$WORK/hist.tsv" "$WORK/modes.lst" "$QUALITY_KEEP/"
+	cp "$WORK/sets/docs.tsv" "$WORK/sets/pairs.tsv" "$WORK/sets/pool.tsv" "$WORK/hist.tsv" "$WORK/modes.lst" "$QUALITY_KEEP/"
 fi
 "$PY" "$HERE/report.py" "$WORK/hist.tsv" "$WORK/modes.lst"
 [ "$(sha256sum "$LIB" 2>/dev/null | cut -c1-12)" = "$LIB_SHA" ] ||
