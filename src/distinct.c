@@ -84,6 +84,9 @@ distinct_grow(ShDistinct *d)
 	d->mask = newsize - 1;
 }
 
+/* How many hashes ahead the probe loop asks for a slot's cache line. */
+#define PREFETCH_AHEAD	8
+
 /*
  * ShHashBatchFn for the tokeniser: keep the hashes not seen before and count
  * them. XXH3's low bits are as well mixed as its high ones, so the slot is
@@ -91,8 +94,10 @@ distinct_grow(ShDistinct *d)
  *
  * Whether a feature is new is a coin toss to the branch predictor, so the
  * common case has no branch on it: the probe stops at an empty slot or at
- * the hash itself, the hash is stored there either way, and the new-hash
- * list and the count advance by the comparison's result. The table grows
+ * the hash itself (one test of both, which nearly always stops at the first
+ * slot), the hash is stored there either way, and the new-hash list and the
+ * count advance by the comparison's result. The slot of the hash a few
+ * places ahead is prefetched, so that cache misses overlap. The table grows
  * before a batch could take it past half full, so a probe always finds an
  * empty slot.
  */
@@ -107,26 +112,30 @@ sh_distinct_hashes(void *arg, const uint64 *hashes, int n)
 	{
 		int			batch = Min(n - done, SH_DISTINCT_BATCH);
 		const uint64 *h = hashes + done;
+		uint64	   *slots;
+		uint64		mask;
+		uint64		count;
 		int			nfresh = 0;
 
 		while (d->count + batch > (d->mask + 1) / 2)
 			distinct_grow(d);
+		/* in locals: stores to slots[] cannot then be taken to change them */
+		slots = d->slots;
+		mask = d->mask;
+		count = d->count;
 
-		/*
-		 * A batch's slots are independent: ask for all of them first, so
-		 * that their cache misses overlap instead of following one another.
-		 */
-#if defined(__GNUC__) || defined(__clang__)
-		for (int k = 0; k < batch; k++)
-			__builtin_prefetch(&d->slots[h[k] & d->mask]);
-#endif
 		for (int k = 0; k < batch; k++)
 		{
-			uint64		j = h[k] & d->mask;
-			uint64		cur = d->slots[j];
-			bool		is_new;
+			uint64		x = h[k];
+			uint64		j = x & mask;
+			uint64		cur;
+			uint64		is_new;
 
-			if (unlikely(h[k] == 0))
+#if defined(__GNUC__) || defined(__clang__)
+			if (k + PREFETCH_AHEAD < batch)
+				__builtin_prefetch(&slots[h[k + PREFETCH_AHEAD] & mask]);
+#endif
+			if (unlikely(x == 0))
 			{
 				/* 0 marks empty slots: the hash 0 is remembered apart */
 				if (!d->seen_zero)
@@ -134,17 +143,19 @@ sh_distinct_hashes(void *arg, const uint64 *hashes, int n)
 				d->seen_zero = true;
 				continue;
 			}
-			while (cur != 0 && cur != h[k])
+			cur = slots[j];
+			while (!((cur == 0) | (cur == x)))
 			{
-				j = (j + 1) & d->mask;
-				cur = d->slots[j];
+				j = (j + 1) & mask;
+				cur = slots[j];
 			}
-			d->slots[j] = h[k];
+			slots[j] = x;
 			is_new = (cur == 0);
-			fresh[nfresh] = h[k];
-			nfresh += is_new;
-			d->count += is_new;
+			fresh[nfresh] = x;
+			nfresh += (int) is_new;
+			count += is_new;
 		}
+		d->count = count;
 		if (nfresh > 0)
 			sh_count_hashes(d->acc, fresh, nfresh);
 		done += batch;
