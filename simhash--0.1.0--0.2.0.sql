@@ -75,3 +75,7 @@ CREATE FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog.int
     AS 'MODULE_PATHNAME', 'hamming_ball_make' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog.int4)
     IS 'the index operand of hamming_within(fp, q, r) for any r: below 0 matches nothing, 64 and more everything';
+
+-- simhash_index_verify takes a SHARE lock on the table, which stalls its writers: it is for
+-- the table's owner (checked before the lock) and for roles a DBA grants it to, not PUBLIC
+REVOKE EXECUTE ON FUNCTION @extschema@.simhash_index_verify(pg_catalog.regclass) FROM PUBLIC;

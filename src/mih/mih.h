@@ -308,6 +308,8 @@ extern void mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_cou
 							 double *indexPages);
 extern bytea *mih_options(Datum reloptions, bool validate);
 extern bool mih_validate(Oid opclassoid);
+extern Oid	mih_check_index_access(Oid indexoid, bool must_own);
+extern void mih_recheck_index(Relation index, Oid heapoid);
 extern IndexScanDesc mih_beginscan(Relation index, int nkeys, int norderbys);
 extern void mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					   ScanKey orderbys, int norderbys);

@@ -2,12 +2,18 @@
  * mih_inspect.c
  *		Looking inside a simhash index, for debugging and for tests:
  *		simhash_index_info() summarises the metapage and the runs,
- *		simhash_index_pages() lists every page with its type.
+ *		simhash_index_pages() lists every page with its type; and the
+ *		checks all three inspection functions (with simhash_index_verify)
+ *		make before they take a lock.
  */
 #include "mih.h"
 
+#include "access/amapi.h"
 #include "access/relation.h"
+#include "catalog/index.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "utils/syscache.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -16,21 +22,87 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+/* The access method of a relation, from the catalog cache; InvalidOid if none. */
+static Oid
+relation_am(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	return am;
+}
+
+static void
+not_simhash_index(Oid indexoid)
+{
+	char	   *name = get_rel_name(indexoid);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("\"%s\" is not a simhash index", name ? name : "(dropped)")));
+}
+
+/*
+ * Before any lock: indexoid must be a simhash index, and the caller must
+ * own its table (must_own, for simhash_index_verify, which takes a SHARE
+ * lock on it and so stalls every writer) or be allowed to SELECT from it.
+ * Everything comes from the catalog caches, so a role that may not look
+ * never queues a lock on somebody else's table, a catalog included (as
+ * amcheck does). Returns the table's OID; the caller locks, then calls
+ * mih_recheck_index, since the index may have changed in between.
+ */
+Oid
+mih_check_index_access(Oid indexoid, bool must_own)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Oid			amoid = relation_am(indexoid);
+	const IndexAmRoutine *am;
+
+	if (!OidIsValid(heapoid) || !OidIsValid(amoid))
+		not_simhash_index(indexoid);
+	am = GetIndexAmRoutineByAmId(amoid, false);
+	if (am->ambuild != mih_build)
+		not_simhash_index(indexoid);
+	if (must_own)
+	{
+		if (!pg_class_ownercheck(heapoid, GetUserId()))
+			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(heapoid));
+	}
+	else
+	{
+		AclResult	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
+
+		if (aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(heapoid));
+	}
+	return heapoid;
+}
+
+/* After locking: the index is still the simhash index of that table. */
+void
+mih_recheck_index(Relation index, Oid heapoid)
+{
+	if (index->rd_rel->relkind != RELKIND_INDEX ||
+		index->rd_indam == NULL || index->rd_indam->ambuild != mih_build ||
+		index->rd_index->indrelid != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" changed while it was being opened",
+						RelationGetRelationName(index))));
+}
+
 /* Open an index and check it is a simhash index the caller may read. */
 static Relation
 open_simhash_index(Oid indexoid)
 {
+	Oid			heapoid = mih_check_index_access(indexoid, false);
 	Relation	index = relation_open(indexoid, AccessShareLock);
-	AclResult	aclresult;
 
-	if (index->rd_rel->relkind != RELKIND_INDEX ||
-		index->rd_indam == NULL || index->rd_indam->ambuild != mih_build)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
-	aclresult = pg_class_aclcheck(index->rd_index->indrelid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(index->rd_index->indrelid));
+	mih_recheck_index(index, heapoid);
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

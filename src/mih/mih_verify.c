@@ -250,7 +250,8 @@ Datum
 simhash_index_verify(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid = IndexGetRelation(indexoid, false);
+	/* the caller must own the table: checked before its SHARE lock */
+	Oid			heapoid = mih_check_index_access(indexoid, true);
 	Relation	heap = table_open(heapoid, ShareLock);
 	Relation	index = index_open(indexoid, AccessShareLock);
 	VerifyState vs;
@@ -267,15 +268,8 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 	int64		run_total = 0;
-	AclResult	aclresult;
 
-	if (index->rd_indam->ambuild != mih_build)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
-	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(heapoid));
+	mih_recheck_index(index, heapoid);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
