@@ -145,7 +145,11 @@ mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 						RelationGetRelationName(index)),
 				 errdetail("Block %u was recycled by a merge replayed from the primary while this query still needed it.",
 						   blk),
-				 errhint("Retry the query; hot_standby_feedback = on prevents this.")));
+				 /*
+				  * not hot_standby_feedback: pages are recycled when a merge
+				  * on the primary ends, whatever snapshots the standby has
+				  */
+				 errhint("Retry the query.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("simhash index \"%s\" is corrupted: block %u is not the page expected",
