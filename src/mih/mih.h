@@ -210,7 +210,8 @@ typedef struct MihMetaPageData
 	int64		pending_entries;	/* in the whole pending list */
 	uint32		pending_pages;
 	uint64		next_serial;
-	int64		inserts_since_merge;
+	int64		reserved;		/* 0.1.0 counted inserts here, never read: kept
+								 * for the layout, no longer written */
 	BlockNumber runs[MIH_MAX_RUNS]; /* run header blocks */
 	int64		run_entries[MIH_MAX_RUNS];	/* copy of each run's nentries */
 	uint32		run_serials[MIH_MAX_RUNS];	/* each run's serial, low 32 bits */

@@ -77,7 +77,6 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	mih_entry_set(&MihPageGetEntries(target)[n], fp, ht_ctid);
 	MihPageSetNItems(target, n + 1, sizeof(MihEntry));
 	meta->pending_entries++;
-	meta->inserts_since_merge++;
 	merge = meta->pending_entries >= mih_get_options(index)->pending_limit;
 	GenericXLogFinish(state);
 

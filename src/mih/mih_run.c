@@ -996,7 +996,6 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 		meta->pending_entries -= npending_all;
 		meta->pending_pages -= npending_pages;
 	}
-	meta->inserts_since_merge = 0;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
