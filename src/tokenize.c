@@ -229,20 +229,23 @@ char_class(pg_wchar c)
 	return sh_cls_stage2[sh_cls_stage1[c >> 8]][c & 0xFF];
 }
 
-/* Simple case folding, by binary search; see fold_char for the callers. */
+/*
+ * The mapping of c in a table of sorted from[] and their to[] (n entries),
+ * or c itself when it is not in the table.
+ */
 static pg_wchar
-fold_char_search(pg_wchar c)
+map_search(const uint32 *from, const uint32 *to, int n, pg_wchar c)
 {
 	int			lo = 0;
-	int			hi = lengthof(sh_fold_from) - 1;
+	int			hi = n - 1;
 
 	while (lo <= hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (sh_fold_from[mid] == c)
-			return sh_fold_to[mid];
-		if (sh_fold_from[mid] < c)
+		if (from[mid] == c)
+			return to[mid];
+		if (from[mid] < c)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
@@ -250,30 +253,21 @@ fold_char_search(pg_wchar c)
 	return c;
 }
 
-/*
- * Han variant folding (specification version 2), by binary search; only
- * called for characters flagged SH_CLS_VARIANT, all of which are in the
- * table.
- */
+/* Simple case folding; see fold_char for the callers. */
 static pg_wchar
+fold_char_search(pg_wchar c)
+{
+	return map_search(sh_fold_from, sh_fold_to, lengthof(sh_fold_from), c);
+}
+
+/*
+ * Han variant folding (specification version 2); only called for characters
+ * flagged SH_CLS_VARIANT, all of which are in the table.
+ */
+static inline pg_wchar
 variant_char(pg_wchar c)
 {
-	int			lo = 0;
-	int			hi = lengthof(sh_variant_from) - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if (sh_variant_from[mid] == c)
-			return sh_variant_to[mid];
-		if (sh_variant_from[mid] < c)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	Assert(false);
-	return c;
+	return map_search(sh_variant_from, sh_variant_to, lengthof(sh_variant_from), c);
 }
 
 /*
