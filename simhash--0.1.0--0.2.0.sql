@@ -9,6 +9,10 @@
  * materialized views) are version 1 and are not recomputed here: that would
  * rewrite tables inside ALTER EXTENSION. Each object that depends on a
  * function whose result changes is named in a WARNING, with what to do.
+ *
+ * Also: hamming_ball(q, r) takes a radius of 0..64 (hamming_ball_any, new,
+ * is the planner's operand for any radius), and simhash_index_verify is no
+ * longer granted to PUBLIC.
  */
 
 \echo Use "ALTER EXTENSION simhash UPDATE TO '0.2.0'" to load this file. \quit
