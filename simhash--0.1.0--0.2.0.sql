@@ -12,7 +12,8 @@
  *
  * Also: hamming_ball(q, r) takes a radius of 0..64 (hamming_ball_any, new,
  * is the planner's operand for any radius), and simhash_index_verify is no
- * longer granted to PUBLIC.
+ * longer granted to PUBLIC; ANALYZE of a simhash column also measures the
+ * share of pairs of rows within each radius, for the self-join's estimate.
  */
 
 \echo Use "ALTER EXTENSION simhash UPDATE TO '0.2.0'" to load this file. \quit
@@ -83,3 +84,9 @@ COMMENT ON FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog
 -- simhash_index_verify takes a SHARE lock on the table, which stalls its writers: it is for
 -- the table's owner (checked before the lock) and for roles a DBA grants it to, not PUBLIC
 REVOKE EXECUTE ON FUNCTION @extschema@.simhash_index_verify(pg_catalog.regclass) FROM PUBLIC;
+
+-- ANALYZE also measures the share of pairs of rows within each radius (the self-join's row
+-- estimate needs it; src/stats.c)
+CREATE FUNCTION @extschema@.simhash_typanalyze(pg_catalog.internal) RETURNS pg_catalog.bool
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;  -- as core's typanalyze functions
+ALTER TYPE @extschema@.simhash SET (ANALYZE = @extschema@.simhash_typanalyze);

@@ -343,6 +343,8 @@ WHERE (p.provolatile <> 'i' OR p.proparallel <> 's')
   AND p.prorettype <> 'index_am_handler'::regtype
   -- index inspection functions read the index's current state: volatile by design
   AND p.proname NOT IN ('simhash_index_info', 'simhash_index_pages', 'simhash_index_verify')
+  -- ANALYZE's routine for the type: STABLE like PostgreSQL's own
+  AND p.oid <> 'simhash_typanalyze(internal)'::regprocedure
   AND p.oid NOT IN (SELECT oprrest FROM pg_operator UNION ALL SELECT oprjoin FROM pg_operator);
 -- (and that list covered the fingerprint functions and aggregates)
 SELECT p.prokind, count(*)

@@ -14,6 +14,8 @@
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
 #include "optimizer/optimizer.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
 #include "hexfmt.h"
@@ -163,8 +165,33 @@ hamming_ball_contained(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The radius of a ball operand as far as the planner can see it: a
+ * constant ball, or hamming_ball(q, r) / hamming_ball_any(q, r) whose r is
+ * a constant once the parameters known to the plan are put in (a custom
+ * plan's); otherwise (a generic plan) the radius we recommend.
+ */
+static int
+ball_radius(PlannerInfo *root, Node *ball)
+{
+	ball = estimate_expression_value(root, ball);
+	if (IsA(ball, Const))
+		return ((Const *) ball)->constisnull ? -1 :
+			DatumGetHammingBall(((Const *) ball)->constvalue)->radius;
+	if (IsA(ball, FuncExpr) && list_length(((FuncExpr *) ball)->args) == 2)
+	{
+		Node	   *r = estimate_expression_value(root, lsecond(((FuncExpr *) ball)->args));
+
+		if (IsA(r, Const) && !((Const *) r)->constisnull)
+			return DatumGetInt32(((Const *) r)->constvalue);
+	}
+	return SH_RECOMMENDED_RADIUS;
+}
+
+/*
  * Restriction selectivity of fp <@ ball (either order of the operands):
- * from the column's statistics when the ball is a constant.
+ * from the column's statistics when the ball is a constant; when it is
+ * centred on another row (the inner side of a self-join), the share of
+ * near pairs.
  */
 PG_FUNCTION_INFO_V1(hamming_ball_sel);
 Datum
@@ -203,13 +230,30 @@ hamming_ball_sel(PG_FUNCTION_ARGS)
 		PG_RETURN_FLOAT8(mih_within_selectivity(root, var, varRelid,
 												ball->center, ball->radius));
 	}
-	PG_RETURN_FLOAT8(hamming_within_prob(3));
+	PG_RETURN_FLOAT8(sh_near_pair_selectivity(root, var, ball_radius(root, other)));
 }
 
-/* Join selectivity: two independent fingerprints within a typical radius. */
+/*
+ * Join selectivity of fp <@ hamming_ball(other.fp, r): the share of pairs
+ * of rows within r, from the statistics of the fingerprint side (the ball
+ * side is the one whose type is passed by reference: a simhash is a
+ * by-value int8, a hamming_ball 16 bytes).
+ */
 PG_FUNCTION_INFO_V1(hamming_ball_joinsel);
 Datum
 hamming_ball_joinsel(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_FLOAT8(hamming_within_prob(3));
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	Node	   *left;
+	Node	   *right;
+	bool		left_is_fp;
+
+	if (list_length(args) != 2)
+		PG_RETURN_FLOAT8(hamming_within_prob(SH_RECOMMENDED_RADIUS));
+	left = linitial(args);
+	right = lsecond(args);
+	left_is_fp = get_typbyval(exprType(left));
+	PG_RETURN_FLOAT8(sh_near_pair_selectivity(root, left_is_fp ? left : right,
+										   ball_radius(root, left_is_fp ? right : left)));
 }

@@ -404,7 +404,7 @@ within_selectivity(SupportRequestSelectivity *req)
 	Node	   *a;
 	Node	   *b;
 	Node	   *r;
-	int			radius = 3;
+	int			radius = SH_RECOMMENDED_RADIUS;	/* when it is not known */
 
 	if (list_length(req->args) != 3)
 		return hamming_within_prob(radius);
@@ -428,7 +428,8 @@ within_selectivity(SupportRequestSelectivity *req)
 				mih_within_selectivity(req->root, b, req->varRelid,
 									   DatumGetSimHash(((Const *) a)->constvalue), radius);
 	}
-	return hamming_within_prob(radius);
+	/* two rows' fingerprints (a join): how many pairs are that close */
+	return sh_near_pair_selectivity(req->root, IsA(a, Const) ? b : a, radius);
 }
 
 PG_FUNCTION_INFO_V1(simhash_within_support);

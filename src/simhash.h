@@ -7,6 +7,7 @@
 
 #include "postgres.h"
 #include "fmgr.h"
+#include "nodes/nodes.h"
 
 #include "compat.h"
 
@@ -19,6 +20,13 @@ typedef uint64 SimHash;
 #define PG_RETURN_SIMHASH(v)	return SimHashGetDatum(v)
 
 #define SIMHASH_BITS 64
+
+/*
+ * The radius recommended with the default fingerprint (README, "Choosing
+ * the features and the radius"); the planner assumes it where a radius is
+ * not known when planning (a generic plan's parameter).
+ */
+#define SH_RECOMMENDED_RADIUS 8
 
 /* Hamming distance between two fingerprints: 0..64. */
 static inline int
@@ -90,6 +98,12 @@ extern void sh_weight_init(ShWeightAccum *acc);
 extern void sh_weight_add(ShWeightAccum *acc, uint64 hash, float8 weight);
 extern void sh_weight_check(float8 weight);
 extern bool sh_weight_result(const ShWeightAccum *acc, SimHash *result);
+
+/* ---- column statistics (stats.c) ---- */
+struct PlannerInfo;
+extern bool sh_near_pair_fraction(struct PlannerInfo *root, Node *var, int radius,
+								  double *fraction);
+extern double sh_near_pair_selectivity(struct PlannerInfo *root, Node *var, int radius);
 
 /* ---- text helpers (fingerprint.c) ---- */
 extern char *sh_text_to_utf8(text *t, size_t *len);
