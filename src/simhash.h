@@ -101,8 +101,6 @@ extern bool sh_weight_result(const ShWeightAccum *acc, SimHash *result);
 
 /* ---- column statistics (stats.c) ---- */
 struct PlannerInfo;
-extern bool sh_near_pair_fraction(struct PlannerInfo *root, Node *var, int radius,
-								  double *fraction);
 extern double sh_near_pair_selectivity(struct PlannerInfo *root, Node *var, int radius);
 
 /* ---- text helpers (fingerprint.c) ---- */

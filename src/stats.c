@@ -140,7 +140,7 @@ simhash_typanalyze(PG_FUNCTION_ARGS)
  * bits (NULLs never are), from the column's statistics; returns false when
  * there are none (no ANALYZE since 0.2.0, or not a plain column).
  */
-bool
+static bool
 sh_near_pair_fraction(PlannerInfo *root, Node *var, int radius, double *fraction)
 {
 	VariableStatData vardata;
