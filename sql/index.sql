@@ -535,8 +535,9 @@ SELECT * FROM sh_idx_check($$SELECT a.id, b.id FROM sh_idx a JOIN sh_idx b ON b.
 
 -- A scan keeps the runs it started with: a cursor reads 10 of its rows, the
 -- same transaction inserts enough to merge, the cursor finishes. The replaced
--- pages wait (retired) until no scan can read them; the next merge after the
--- cursor is closed frees them.
+-- pages wait (retired) until no snapshot that could reach them is left; a
+-- merge after the cursor's transaction, once another transaction ID has been
+-- used, frees them (what that merge itself retires waits in turn).
 CREATE FUNCTION sh_idx_cursor_across_merge(OUT n_cursor int, OUT n_seq int, OUT same bool,
                                            OUT merged bool, OUT retired_during bool)
 LANGUAGE plpgsql AS $fn$
@@ -575,9 +576,13 @@ BEGIN
 END
 $fn$;
 SELECT * FROM sh_idx_cursor_across_merge();
+SELECT retired AS retired_during_n FROM simhash_index_info('sh_idx_fp') \gset
+SELECT txid_current() > 0 AS xid_used;
 INSERT INTO sh_idx SELECT g, ('x' || left(md5(g::text), 16))::bit(64)::simhash
     FROM generate_series(6001, 6600) g;
-SELECT retired AS retired_after FROM simhash_index_info('sh_idx_fp');
+SELECT retired < :retired_during_n AS freed_after_cursor,
+       (SELECT count(*) > 0 FROM simhash_index_pages('sh_idx_fp') WHERE type = 'free') AS free_pages
+FROM simhash_index_info('sh_idx_fp');
 SELECT * FROM sh_idx_sweep('sh_idx', '{index}');
 
 --

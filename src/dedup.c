@@ -86,25 +86,6 @@ RADIX_SORT_DEFINE(dedup_radix_ids, int64, DEDUP_ID_KEY)
 RADIX_SORT_DEFINE(dedup_radix_items, DedupSortItem, DEDUP_ITEM_KEY)
 RADIX_SORT_DEFINE(dedup_radix_uint64, uint64, DEDUP_EDGE_KEY)
 
-/* simhash.progress_interval: milliseconds between progress NOTICEs, 0 = off */
-static int	dedup_progress_interval = 10000;
-
-void		_PG_init(void);
-
-void
-_PG_init(void)
-{
-	DefineCustomIntVariable("simhash.progress_interval",
-							"Interval between progress reports of long grouping runs.",
-							"simhash_component() and simhash_leader() send a NOTICE "
-							"with their progress at this interval; 0 turns the reports off.",
-							&dedup_progress_interval,
-							10000, 0, INT_MAX,
-							PGC_USERSET, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-	MarkGUCPrefixReserved("simhash");
-}
-
 /* state of one grouping run, for the pair callbacks and progress reports */
 typedef struct DedupRun
 {
@@ -139,9 +120,9 @@ dedup_report(DedupRun *run, const char *phase, const BatchStats *stats, bool for
 {
 	instr_time	now;
 
-	if (dedup_progress_interval <= 0)
+	if (simhash_progress_interval <= 0)
 		return;
-	if (!force && dedup_elapsed(run, &run->last_report) * 1000.0 < dedup_progress_interval)
+	if (!force && dedup_elapsed(run, &run->last_report) * 1000.0 < simhash_progress_interval)
 		return;
 	INSTR_TIME_SET_CURRENT(now);
 	run->last_report = now;
@@ -457,8 +438,8 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 		 fname, (long long) nrows, nfp, ndistinct, radius,
 		 stats.top_blocks, stats.top_tables, (long long) stats.sub_splits,
 		 (long long) stats.comparisons, (long long) stats.pairs);
-	if (dedup_progress_interval > 0 &&
-		dedup_elapsed(&run, &run.start) * 1000.0 >= dedup_progress_interval)
+	if (simhash_progress_interval > 0 &&
+		dedup_elapsed(&run, &run.start) * 1000.0 >= simhash_progress_interval)
 		dedup_report(&run, psprintf("done, %lld pairs within %d bits",
 									(long long) stats.pairs, radius), NULL, true);
 

@@ -17,8 +17,6 @@
 
 #include "hexfmt.h"
 
-PG_MODULE_MAGIC;
-
 /* ---- text and binary I/O ---- */
 
 /*

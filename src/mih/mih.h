@@ -33,6 +33,7 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/transam.h"
 #include "access/relscan.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
@@ -64,6 +65,7 @@
 #define MIH_PAGE_LEAF		4
 #define MIH_PAGE_INNER		5
 #define MIH_PAGE_FREE		6
+#define MIH_PAGE_RETIRED	7	/* older entries of the retired list */
 
 /* identifies our pages for tools such as pg_filedump */
 #define MIH_PAGE_ID			0xFF93
@@ -188,13 +190,29 @@ typedef struct MihRunHeader
 
 /* ---- metapage ---- */
 
-/* Pages waiting until no scan can still read them. */
+/*
+ * Pages a merge replaced, waiting until no scan can still read them: a run,
+ * or a chain of pending pages. See mih_recycle.c.
+ */
 typedef struct MihRetired
 {
 	BlockNumber head;			/* a run header, or the first pending page */
 	BlockNumber pending_stop;	/* pending chain: first page NOT retired */
 	bool		is_run;
 } MihRetired;
+
+/* A retired list entry on a MIH_PAGE_RETIRED page. */
+typedef struct MihRetiredEntry
+{
+	MihRetired	what;
+	FullTransactionId xid;		/* the next XID when it was retired */
+} MihRetiredEntry;
+
+#define MIH_RETIRED_PER_PAGE	((int) (MIH_PAGE_CONTENT_SIZE / sizeof(MihRetiredEntry)))
+#define MihPageGetRetired(page) ((MihRetiredEntry *) PageGetContents(page))
+
+/* MihMetaPageData.layout: the fields after retired[] are set */
+#define MIH_META_LAYOUT_XID		2
 
 typedef struct MihMetaPageData
 {
@@ -216,6 +234,20 @@ typedef struct MihMetaPageData
 	int64		run_entries[MIH_MAX_RUNS];	/* copy of each run's nentries */
 	uint32		run_serials[MIH_MAX_RUNS];	/* each run's serial, low 32 bits */
 	MihRetired	retired[MIH_MAX_RETIRED];
+
+	/*
+	 * Appended by extension 0.2.0, compatibly: metapages written before hold
+	 * zeros here (layout 0) and are brought up to date by the first merge.
+	 * The newest retired entries are retired[], stamped with retired_xid[];
+	 * when that array is full they move to a chain of MIH_PAGE_RETIRED
+	 * pages, oldest first, so the list never limits merging.
+	 */
+	uint32		layout;			/* MIH_META_LAYOUT_XID */
+	uint32		retired_pages;	/* pages in the chain */
+	BlockNumber retired_first;	/* oldest page of the chain, or Invalid */
+	BlockNumber retired_last;
+	int64		retired_spilled;	/* entries on the chain */
+	FullTransactionId retired_xid[MIH_MAX_RETIRED];
 } MihMetaPageData;
 
 #define MihPageGetMeta(page) ((MihMetaPageData *) PageGetContents(page))
@@ -241,6 +273,11 @@ typedef struct HammingBall
 /* strategy number of fp <@ ball in the operator class */
 #define MIH_STRATEGY_WITHIN		1
 #define MIH_NSTRATEGIES			1
+
+/* ---- module.c: simhash.test_fault, failures injected by tests ---- */
+#define SH_FAULT_NONE					0
+#define SH_FAULT_RECYCLE_BEFORE_FREE	1
+extern int	simhash_test_fault;
 
 /* ---- mih_page.c: page utilities ---- */
 extern void mih_init_page(Page page, uint16 type, uint16 table, uint16 level);
@@ -272,9 +309,23 @@ extern BlockNumber mih_merge_runs(Relation index, int nblocks, const uint64 *mas
 								  const BlockNumber *runs, int nruns,
 								  MihEntry *extra, int64 nextra,
 								  uint64 serial, bool wal, int64 *nentries);
+/* ---- mih_recycle.c: walking a run's pages, the retired list ---- */
+typedef void (*MihPageVisitor) (BlockNumber blk, void *arg);
+typedef void (*MihRetiredVisitor) (const MihRetired *r, BlockNumber chain_page, void *arg);
+extern void mih_walk_run(Relation index, BlockNumber runhead, MihPageVisitor visit,
+						 void *arg, MihRunHeader *hdr);
 extern void mih_free_run_pages(Relation index, BlockNumber runhead);
+extern void mih_meta_update_layout(Relation index, Buffer metabuf);
+extern void mih_retired_reserve(Relation index, int n);
+extern void mih_retired_add(MihMetaPageData *meta, BlockNumber head,
+							BlockNumber pending_stop, bool is_run);
+extern void mih_recycle_retired(Relation index);
+extern int64 mih_retired_count(Relation index, const MihMetaPageData *meta);
+extern void mih_retired_foreach(Relation index, const MihMetaPageData *meta,
+								MihRetiredVisitor fn, void *arg);
+
+/* ---- mih_merge.c: the merge policy ---- */
 extern bool mih_flush_and_merge(Relation index, bool from_vacuum, bool wait);
-extern void mih_recycle_retired(Relation index, bool wait);
 
 /* iterate the leaves of table j of a run, in key order */
 typedef struct MihLeafIter

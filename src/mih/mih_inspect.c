@@ -127,6 +127,8 @@ page_type_name(uint16 type)
 			return "inner";
 		case MIH_PAGE_FREE:
 			return "free";
+		case MIH_PAGE_RETIRED:
+			return "retired list";
 		default:
 			return "unknown";
 	}
@@ -223,7 +225,8 @@ simhash_index_info(PG_FUNCTION_ARGS)
 												TYPALIGN_DOUBLE));
 	values[5] = Int64GetDatum(meta.pending_entries);
 	values[6] = Int64GetDatum(meta.pending_pages);
-	values[7] = Int32GetDatum(meta.nretired);
+	/* entries waiting to be recycled, on the metapage and on its chain */
+	values[7] = Int32GetDatum((int32) Min(mih_retired_count(index, &meta), PG_INT32_MAX));
 	relation_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -99,6 +99,9 @@ mih_init_metapage(Page page, int nblocks)
 	meta->pending_head = InvalidBlockNumber;
 	meta->pending_tail = InvalidBlockNumber;
 	meta->next_serial = 1;
+	meta->layout = MIH_META_LAYOUT_XID;
+	meta->retired_first = InvalidBlockNumber;
+	meta->retired_last = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihMetaPageData);
 }
 

@@ -2,15 +2,19 @@
  * mih_scan.c
  *		Searching the simhash index: fp <@ hamming_ball(q, r).
  *
- * A scan reads the run list and the pending list's head from the metapage
- * and keeps the metapage pinned until it ends, so the pages of runs that a
- * concurrent merge replaces stay readable (see mih_recycle_retired). It then
- * visits pages one at a time: the pending pages, then, for every run and
- * table j, the leaves holding each probe value (every value within
- * s = floor(r / m) bits of the query's block j), in increasing order so
- * consecutive probes often share a leaf. Candidates are checked in full
- * inside the index; the matches of one page are returned while that page
- * stays pinned, which is the interlock VACUUM's cleanup locks rely on.
+ * A scan reads the run list and the pending list's head from the metapage.
+ * The pages of runs a concurrent merge replaces stay readable while the
+ * scan runs: they are recycled only once no snapshot as old as the scan's
+ * remains (mih_recycle.c), so a scan holds no lock or pin that maintenance
+ * would have to wait for. It visits pages one at a time: the pending pages,
+ * then, for every run and table j, the leaves holding each probe value
+ * (every value within s = floor(r / m) bits of the query's block j), in
+ * increasing order so consecutive probes often share a leaf. Candidates
+ * are checked in full inside the index, and the matches of a page are
+ * copied out. Like nbtree, a scan with an MVCC snapshot then drops the
+ * page's pin: the snapshot already keeps it from seeing a new row at a TID
+ * VACUUM freed. Other scans keep the page pinned while its matches are
+ * returned, which VACUUM's cleanup locks wait for (mih_vacuum.c).
  */
 #include "mih.h"
 
@@ -19,6 +23,7 @@
 #include "pgstat.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 typedef enum MihScanPhase
 {
@@ -42,7 +47,6 @@ typedef struct MihScanOpaqueData
 	bool		fullscan;		/* too many probes: read table 0 whole */
 
 	/* the index as the scan saw it at its start */
-	Buffer		metabuf;		/* pinned for the whole scan */
 	int			nblocks;
 	uint64		masks[MIH_MAX_BLOCKS];
 	int			nruns;
@@ -64,7 +68,8 @@ typedef struct MihScanOpaqueData
 	MihRunHeader hdr;			/* of the current run */
 
 	/* matches of the current page */
-	Buffer		curbuf;			/* pinned while its matches are returned */
+	Buffer		curbuf;			/* pinned while its matches are returned
+								 * (non-MVCC snapshots only) */
 	ItemPointerData items[MIH_ENTRIES_PER_PAGE];
 	int			nitems;
 	int			curitem;
@@ -80,7 +85,6 @@ mih_beginscan(Relation index, int nkeys, int norderbys)
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
 	MihScanOpaque so = palloc0(sizeof(MihScanOpaqueData));
 
-	so->metabuf = InvalidBuffer;
 	so->curbuf = InvalidBuffer;
 	so->phase = MIH_SCAN_DONE;
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
@@ -95,9 +99,6 @@ release_buffers(MihScanOpaque so)
 	if (so->curbuf != InvalidBuffer)
 		ReleaseBuffer(so->curbuf);
 	so->curbuf = InvalidBuffer;
-	if (so->metabuf != InvalidBuffer)
-		ReleaseBuffer(so->metabuf);
-	so->metabuf = InvalidBuffer;
 }
 
 /* Append to *out every value (q & mask) with up to s of the mask's bits flipped. */
@@ -189,6 +190,7 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 static void
 start_scan(Relation index, MihScanOpaque so)
 {
+	Buffer		metabuf;
 	MihMetaPageData *meta;
 	int			best = 0;
 	MemoryContext old;
@@ -196,10 +198,10 @@ start_scan(Relation index, MihScanOpaque so)
 	/* counted in pg_stat_user_indexes.idx_scan, as every index AM does */
 	pgstat_count_index_scan(index);
 
-	so->metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
-	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
-	mih_check_metapage(index, BufferGetPage(so->metabuf));
-	meta = MihPageGetMeta(BufferGetPage(so->metabuf));
+	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
 	so->nblocks = meta->nblocks;
 	memcpy(so->masks, meta->masks, sizeof(so->masks));
 	so->nruns = meta->nruns;
@@ -223,7 +225,7 @@ start_scan(Relation index, MihScanOpaque so)
 		mih_search_pages(meta, so->r, &probe_pages, &full_pages, &probe_entries,
 						 &so->fullscan);
 	}
-	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+	UnlockReleaseBuffer(metabuf);
 
 	old = MemoryContextSwitchTo(so->cxt);
 	if (!so->fullscan)
@@ -514,12 +516,14 @@ next_page(IndexScanDesc scan)
 			default:
 				return false;
 		}
-		if (so->nitems > 0)
+		if (so->nitems > 0 && !IsMVCCSnapshot(scan->xs_snapshot))
 		{
 			so->curbuf = buf;
 			return true;
 		}
 		ReleaseBuffer(buf);
+		if (so->nitems > 0)
+			return true;
 	}
 }
 

@@ -103,9 +103,9 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
-	/* no merge meanwhile, and no scan left that could read retired pages */
+	/* no merge meanwhile; free what no snapshot can reach any more */
 	LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
-	mih_recycle_retired(index, true);
+	mih_recycle_retired(index);
 
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -164,6 +164,7 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 typedef struct Reach
 {
+	Relation	index;
 	uint8	   *bits;
 	BlockNumber nblocks;
 } Reach;
@@ -182,82 +183,46 @@ reach_get(Reach *r, BlockNumber blk)
 }
 
 static void
-reach_run(Relation index, Reach *r, BlockNumber runhead, int64 *live)
+reach_page_visitor(BlockNumber blk, void *arg)
 {
-	Buffer		buf = ReadBuffer(index, runhead);
-	MihRunHeader hdr;
+	reach_set((Reach *) arg, blk);
+}
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
-	UnlockReleaseBuffer(buf);
-	reach_set(r, runhead);
-	if (live)
-		*live += hdr.nentries - hdr.ndead;
+/* Mark what a retired entry names, and the retired list's own pages. */
+static void
+reach_retired_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
+{
+	Reach	   *reach = (Reach *) arg;
 
-	for (int j = 0; j < hdr.ntables; j++)
+	if (r == NULL)
+		reach_set(reach, chain_page);
+	else if (r->is_run)
+		mih_walk_run(reach->index, r->head, reach_page_visitor, reach, NULL);
+	else
 	{
-		BlockNumber *level;
-		int64		nlevel = 1;
-
-		for (BlockNumber blk = hdr.first_leaf[j]; blk != InvalidBlockNumber;)
+		for (BlockNumber blk = r->head; blk != InvalidBlockNumber && blk != r->pending_stop;)
 		{
-			reach_set(r, blk);
-			buf = ReadBuffer(index, blk);
+			Buffer		buf = ReadBuffer(reach->index, blk);
+
+			reach_set(reach, blk);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			blk = MihPageGetOpaque(BufferGetPage(buf))->next;
 			UnlockReleaseBuffer(buf);
 		}
-		if (hdr.height[j] == 0)
-			continue;
-		level = palloc(sizeof(BlockNumber));
-		level[0] = hdr.root[j];
-		for (int h = hdr.height[j]; h >= 1; h--)
-		{
-			BlockNumber *below = NULL;
-			int64		nbelow = 0;
-			int64		cap = 0;
-
-			for (int64 i = 0; i < nlevel; i++)
-			{
-				Page		page;
-				MihInnerItem *items;
-				int			n;
-
-				reach_set(r, level[i]);
-				if (h == 1)
-					continue;	/* children are leaves, already marked */
-				buf = ReadBuffer(index, level[i]);
-				LockBuffer(buf, BUFFER_LOCK_SHARE);
-				page = BufferGetPage(buf);
-				items = MihPageGetInner(page);
-				n = MihPageGetNItems(page, sizeof(MihInnerItem));
-				if (nbelow + n > cap)
-				{
-					cap = Max(cap * 2, nbelow + n);
-					below = below ? repalloc(below, cap * sizeof(BlockNumber))
-						: palloc(cap * sizeof(BlockNumber));
-				}
-				for (int k = 0; k < n; k++)
-					below[nbelow++] = items[k].child;
-				UnlockReleaseBuffer(buf);
-			}
-			pfree(level);
-			level = below;
-			nlevel = nbelow;
-			if (level == NULL)
-				break;
-		}
-		if (level)
-			pfree(level);
 	}
 }
 
 /*
- * Record free pages, and free run pages nothing reaches any more. Runs only
- * hold the merge lock while they are written, and we hold it, so an
- * unreachable run page belongs to no merge in progress. Pending pages are
- * never reclaimed here: they are allocated and linked in one step by
- * inserts, which do not take the merge lock.
+ * Record free pages, and free the pages nothing reaches any more: pages of
+ * runs that are neither in the run list nor retired (a merge cut short by
+ * an error or a crash), pages of the retired list's chain that it no longer
+ * links, and pending pages that are neither on the pending list nor
+ * retired (recycling cut short between updating the list and freeing). We
+ * hold the merge lock, so no run is being written and the retired list
+ * stands still. Inserts go on: the pages they add to the pending list carry
+ * serials from the head's on, so a pending page is garbage only if its
+ * serial precedes the head's (the pending list's serials increase along
+ * it) and no retired chain holds it.
  */
 static BlockNumber
 reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
@@ -266,20 +231,28 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 	MihMetaPageData snap;
 	Reach		reach;
 	BlockNumber nfree = 0;
+	uint32		live_from;
 
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	memcpy(&snap, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(snap));
 	UnlockReleaseBuffer(metabuf);
+	/* the oldest serial a pending page still in use can carry */
+	live_from = snap.pending_head != InvalidBlockNumber ? snap.pending_head_serial
+		: (uint32) snap.next_serial;
 
+	reach.index = index;
 	reach.nblocks = RelationGetNumberOfBlocks(index);
 	reach.bits = palloc0(reach.nblocks / 8 + 1);
 	reach_set(&reach, MIH_METAPAGE_BLKNO);
 	for (int i = 0; i < snap.nruns; i++)
-		reach_run(index, &reach, snap.runs[i], live);
-	for (int i = 0; i < snap.nretired; i++)
-		if (snap.retired[i].is_run)
-			reach_run(index, &reach, snap.retired[i].head, NULL);
+	{
+		MihRunHeader hdr;
+
+		mih_walk_run(index, snap.runs[i], reach_page_visitor, &reach, &hdr);
+		*live += hdr.nentries - hdr.ndead;
+	}
+	mih_retired_foreach(index, &snap, reach_retired_visitor, &reach);
 	*live += snap.pending_entries;	/* dead ones included: an estimate */
 
 	for (BlockNumber blk = 1; blk < reach.nblocks; blk++)
@@ -287,6 +260,7 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 		Buffer		buf;
 		Page		page;
 		uint16		type;
+		bool		garbage;
 
 		vacuum_delay_point();
 		if (reach_get(&reach, blk))
@@ -299,13 +273,17 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 		}
 		page = BufferGetPage(buf);
 		type = PageIsNew(page) ? MIH_PAGE_FREE : MihPageGetOpaque(page)->type;
+		if (type == MIH_PAGE_PENDING)
+			garbage = (int32) (MihPageGetOpaque(page)->serial - live_from) < 0;
+		else
+			garbage = (type == MIH_PAGE_LEAF || type == MIH_PAGE_INNER ||
+					   type == MIH_PAGE_RUNHEAD || type == MIH_PAGE_RETIRED);
 		if (type == MIH_PAGE_FREE)
 		{
 			RecordFreeIndexPage(index, blk);
 			nfree++;
 		}
-		else if (type == MIH_PAGE_LEAF || type == MIH_PAGE_INNER ||
-				 type == MIH_PAGE_RUNHEAD)
+		else if (garbage)
 		{
 			mih_mark_free(index, buf);
 			nfree++;

@@ -1,0 +1,505 @@
+/*
+ * mih_recycle.c
+ *		The retired list: pages a merge replaced, kept until no scan can
+ *		still read them, then freed for reuse.
+ *
+ * A merge swaps the run list and the pending head on the metapage and
+ * retires what it replaced (runs, a chain of pending pages), stamping each
+ * entry with the next transaction ID at that moment. A scan that read the
+ * old run list took its snapshot before, so its backend advertises an xmin
+ * no newer than that stamp for as long as the scan runs; once
+ * GlobalVisCheckRemovableFullXid says the stamp is older than every xmin,
+ * no scan can reach the pages and they are freed. This is nbtree's rule for
+ * deleted pages, and nothing ever waits for a scan: an open cursor only
+ * delays the reuse of the pages it could still need.
+ *
+ * The newest entries sit on the metapage; when that array is full they move
+ * to a chain of MIH_PAGE_RETIRED pages (oldest first), so the list is never
+ * what stops a merge. Entries are in stamp order, so recycling frees a
+ * prefix. Everything here runs under the merge lock, which serialises the
+ * list's writers; the list is changed (WAL-logged) before the pages are
+ * freed, so an error or crash in between leaks pages instead of freeing
+ * them twice, and VACUUM reclaims leaked pages (mih_vacuum.c).
+ *
+ * Hot standby: the primary's horizon includes the xmin a standby reports
+ * with hot_standby_feedback, which then keeps the pages its queries need;
+ * without it, a standby query whose pages were recycled is cancelled by
+ * the page checks (mih_check_page), as a recovery conflict would cancel it.
+ */
+#include "mih.h"
+
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+
+/* ---- walking every page of a run ---- */
+
+/*
+ * Call visit for every page of a run: its header, the leaves of every table
+ * by their chain, and the inner pages level by level from the root. Every
+ * page must carry the run's serial (mih_check_page), so a walk never
+ * follows a link out of a page that is no longer the run's. Links are read
+ * before visit is called for a page, so visit may free it.
+ */
+void
+mih_walk_run(Relation index, BlockNumber runhead, MihPageVisitor visit, void *arg,
+			 MihRunHeader *hdr_out)
+{
+	Buffer		buf = ReadBuffer(index, runhead);
+	Page		page = BufferGetPage(buf);
+	MihRunHeader hdr;
+	uint32		serial;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	/* the header's own serial is the run's: check the type only */
+	serial = PageIsNew(page) ? 0 : MihPageGetOpaque(page)->serial;
+	mih_check_page(index, page, runhead, MIH_PAGE_RUNHEAD, serial, -1);
+	memcpy(&hdr, MihPageGetRunHeader(page), sizeof(hdr));
+	UnlockReleaseBuffer(buf);
+	if (hdr_out)
+		memcpy(hdr_out, &hdr, sizeof(hdr));
+	visit(runhead, arg);
+
+	for (int j = 0; j < hdr.ntables; j++)
+	{
+		BlockNumber *level;
+		int64		nlevel = 1;
+
+		for (BlockNumber blk = hdr.first_leaf[j]; blk != InvalidBlockNumber;)
+		{
+			BlockNumber next;
+
+			buf = ReadBuffer(index, blk);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			mih_check_page(index, BufferGetPage(buf), blk, MIH_PAGE_LEAF, serial, j);
+			next = MihPageGetOpaque(BufferGetPage(buf))->next;
+			UnlockReleaseBuffer(buf);
+			visit(blk, arg);
+			blk = next;
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (hdr.height[j] == 0)
+			continue;
+		level = palloc(sizeof(BlockNumber));
+		level[0] = hdr.root[j];
+		for (int h = hdr.height[j]; h >= 1; h--)
+		{
+			BlockNumber *below = NULL;
+			int64		nbelow = 0;
+			int64		cap = 0;
+
+			for (int64 i = 0; i < nlevel; i++)
+			{
+				Page		page;
+				MihInnerItem *items;
+				int			n;
+
+				buf = ReadBuffer(index, level[i]);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				page = BufferGetPage(buf);
+				mih_check_page(index, page, level[i], MIH_PAGE_INNER, serial, j);
+				/* children of level 1 are the leaves, visited above */
+				if (h > 1)
+				{
+					n = MihPageGetNItems(page, sizeof(MihInnerItem));
+					items = MihPageGetInner(page);
+					if (nbelow + n > cap)
+					{
+						cap = Max(cap * 2, nbelow + n);
+						below = below ? repalloc_huge(below, cap * sizeof(BlockNumber))
+							: palloc(cap * sizeof(BlockNumber));
+					}
+					for (int k = 0; k < n; k++)
+						below[nbelow++] = items[k].child;
+				}
+				UnlockReleaseBuffer(buf);
+				visit(level[i], arg);
+			}
+			pfree(level);
+			level = below;
+			nlevel = nbelow;
+			if (level == NULL)
+				break;
+		}
+		if (level)
+			pfree(level);
+	}
+}
+
+/* ---- freeing ---- */
+
+static void
+free_page_visitor(BlockNumber blk, void *arg)
+{
+	Relation	index = (Relation) arg;
+	Buffer		buf = ReadBuffer(index, blk);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	mih_mark_free(index, buf);
+	UnlockReleaseBuffer(buf);
+}
+
+/* Free every page of a run nobody else can see (a build's chunk runs). */
+void
+mih_free_run_pages(Relation index, BlockNumber runhead)
+{
+	mih_walk_run(index, runhead, free_page_visitor, index, NULL);
+}
+
+static void
+free_pending_chain(Relation index, BlockNumber head, BlockNumber stop)
+{
+	BlockNumber blk = head;
+
+	while (blk != InvalidBlockNumber && blk != stop)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		BlockNumber next;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (PageIsNew(BufferGetPage(buf)) ||
+			MihPageGetOpaque(BufferGetPage(buf))->type != MIH_PAGE_PENDING)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("simhash index \"%s\" is corrupted: retired block %u is not a pending page",
+							RelationGetRelationName(index), blk)));
+		next = MihPageGetOpaque(BufferGetPage(buf))->next;
+		mih_mark_free(index, buf);
+		UnlockReleaseBuffer(buf);
+		blk = next;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static void
+free_retired(Relation index, const MihRetired *r)
+{
+	if (r->is_run)
+		mih_free_run_pages(index, r->head);
+	else
+		free_pending_chain(index, r->head, r->pending_stop);
+}
+
+/* ---- the list ---- */
+
+/*
+ * Bring a metapage written before the retired list had stamps up to the
+ * current layout: entries already retired are stamped now, which only
+ * delays their reuse. The caller holds the merge lock and an exclusive lock
+ * on metabuf.
+ */
+void
+mih_meta_update_layout(Relation index, Buffer metabuf)
+{
+	GenericXLogState *state;
+	Page		page;
+	MihMetaPageData *meta;
+	FullTransactionId now;
+
+	if (MihPageGetMeta(BufferGetPage(metabuf))->layout == MIH_META_LAYOUT_XID)
+		return;
+	now = ReadNextFullTransactionId();
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, metabuf, 0);
+	meta = MihPageGetMeta(page);
+	meta->layout = MIH_META_LAYOUT_XID;
+	meta->retired_pages = 0;
+	meta->retired_first = InvalidBlockNumber;
+	meta->retired_last = InvalidBlockNumber;
+	meta->retired_spilled = 0;
+	for (int i = 0; i < meta->nretired; i++)
+		meta->retired_xid[i] = now;
+	/* the appended fields lie below pd_lower, so GenericXLog logs them */
+	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihMetaPageData);
+	GenericXLogFinish(state);
+}
+
+/*
+ * Make room for n more entries on the metapage, moving the ones there to a
+ * new page at the end of the chain when needed. Under the merge lock.
+ */
+void
+mih_retired_reserve(Relation index, int n)
+{
+	Buffer		metabuf;
+	Buffer		newbuf = InvalidBuffer;
+	Buffer		lastbuf = InvalidBuffer;
+	GenericXLogState *state;
+	Page		metapage;
+	Page		newpage;
+	Page		lastpage;
+	Page		target;
+	MihMetaPageData *meta;
+	MihRetiredEntry *entries;
+	int			have;
+
+	Assert(n <= MIH_MAX_RETIRED && MIH_MAX_RETIRED <= MIH_RETIRED_PER_PAGE);
+	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	mih_meta_update_layout(index, metabuf);
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+	if (meta->nretired + n <= MIH_MAX_RETIRED)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+
+	/*
+	 * Only merge-lock holders change the chain. The entries go to its last
+	 * page if they fit there, else to a new page linked after it.
+	 */
+	if (meta->retired_last != InvalidBlockNumber)
+	{
+		lastbuf = ReadBuffer(index, meta->retired_last);
+		LockBuffer(lastbuf, BUFFER_LOCK_EXCLUSIVE);
+		mih_check_page(index, BufferGetPage(lastbuf), meta->retired_last,
+					   MIH_PAGE_RETIRED, 0, -1);
+		if (MihPageGetNItems(BufferGetPage(lastbuf), sizeof(MihRetiredEntry)) +
+			meta->nretired > MIH_RETIRED_PER_PAGE)
+			newbuf = mih_new_buffer(index);
+	}
+	else
+		newbuf = mih_new_buffer(index);
+
+	state = GenericXLogStart(index);
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	meta = MihPageGetMeta(metapage);
+	lastpage = BufferIsValid(lastbuf) ? GenericXLogRegisterBuffer(state, lastbuf, 0) : NULL;
+	if (BufferIsValid(newbuf))
+	{
+		newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		mih_init_page(newpage, MIH_PAGE_RETIRED, 0, 0);
+		if (lastpage)
+			MihPageGetOpaque(lastpage)->next = BufferGetBlockNumber(newbuf);
+		else
+			meta->retired_first = BufferGetBlockNumber(newbuf);
+		meta->retired_last = BufferGetBlockNumber(newbuf);
+		meta->retired_pages++;
+		target = newpage;
+	}
+	else
+		target = lastpage;
+	entries = MihPageGetRetired(target);
+	have = MihPageGetNItems(target, sizeof(MihRetiredEntry));
+	for (int i = 0; i < meta->nretired; i++)
+	{
+		entries[have + i].what = meta->retired[i];
+		entries[have + i].xid = meta->retired_xid[i];
+	}
+	MihPageSetNItems(target, have + meta->nretired, sizeof(MihRetiredEntry));
+	meta->retired_spilled += meta->nretired;
+	meta->nretired = 0;
+	GenericXLogFinish(state);
+	if (BufferIsValid(lastbuf))
+		UnlockReleaseBuffer(lastbuf);
+	if (BufferIsValid(newbuf))
+		UnlockReleaseBuffer(newbuf);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * Append an entry to the metapage's list, on a metapage registered in the
+ * caller's GenericXLog record (the merge's swap), after
+ * mih_retired_reserve. It is stamped with the next XID: every scan that
+ * could still reach what it names advertises an xmin no newer.
+ */
+void
+mih_retired_add(MihMetaPageData *meta, BlockNumber head, BlockNumber pending_stop,
+				bool is_run)
+{
+	int			i = meta->nretired;
+
+	if (i >= MIH_MAX_RETIRED || meta->layout != MIH_META_LAYOUT_XID)
+		elog(ERROR, "simhash retired list: no room reserved");
+	meta->retired[i].head = head;
+	meta->retired[i].pending_stop = pending_stop;
+	meta->retired[i].is_run = is_run;
+	meta->retired_xid[i] = ReadNextFullTransactionId();
+	meta->nretired++;
+}
+
+/*
+ * Can no snapshot still reach what was retired at this stamp? NULL: the
+ * horizon of all databases, as nbtree uses for its deleted pages.
+ */
+static inline bool
+stamp_removable(FullTransactionId xid)
+{
+	return GlobalVisCheckRemovableFullXid(NULL, xid);
+}
+
+/*
+ * Free what no scan can reach any more, oldest first; never waits. Under the
+ * merge lock.
+ */
+void
+mih_recycle_retired(Relation index)
+{
+	bool		freed = false;
+	bool		horizon_fresh = false;
+
+	for (;;)
+	{
+		Buffer		metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+		MihMetaPageData *meta;
+		MihRetired	todo[Max(MIH_MAX_RETIRED, MIH_RETIRED_PER_PAGE)];
+		int			ntodo = 0;
+		bool		more = false;
+		GenericXLogState *state;
+
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		mih_meta_update_layout(index, metabuf);
+		meta = MihPageGetMeta(BufferGetPage(metabuf));
+		if (meta->nretired == 0 && meta->retired_first == InvalidBlockNumber)
+		{
+			UnlockReleaseBuffer(metabuf);
+			break;
+		}
+		if (!horizon_fresh)
+		{
+			/*
+			 * Recompute the horizon once (as nbtree does before recycling):
+			 * the cached one may be older than what is already true.
+			 */
+			(void) GetOldestNonRemovableTransactionId(NULL);
+			horizon_fresh = true;
+		}
+
+		if (meta->retired_first != InvalidBlockNumber)
+		{
+			/* the oldest entries: the first page of the chain */
+			BlockNumber first = meta->retired_first;
+			Buffer		buf = ReadBuffer(index, first);
+			Page		page;
+			MihRetiredEntry *entries;
+			int			n;
+			int			k;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			mih_check_page(index, BufferGetPage(buf), first, MIH_PAGE_RETIRED, 0, -1);
+			entries = MihPageGetRetired(BufferGetPage(buf));
+			n = MihPageGetNItems(BufferGetPage(buf), sizeof(MihRetiredEntry));
+			for (k = 0; k < n && stamp_removable(entries[k].xid); k++)
+				;
+			if (k == 0)
+			{
+				UnlockReleaseBuffer(buf);
+				UnlockReleaseBuffer(metabuf);
+				break;
+			}
+			for (int i = 0; i < k; i++)
+				todo[ntodo++] = entries[i].what;
+			state = GenericXLogStart(index);
+			meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+			page = GenericXLogRegisterBuffer(state, buf, k == n ? GENERIC_XLOG_FULL_IMAGE : 0);
+			meta->retired_spilled -= k;
+			if (k == n)
+			{
+				/* the whole page: unlink it and free it in the same record */
+				meta->retired_first = MihPageGetOpaque(page)->next;
+				if (meta->retired_first == InvalidBlockNumber)
+					meta->retired_last = InvalidBlockNumber;
+				meta->retired_pages--;
+				mih_init_page(page, MIH_PAGE_FREE, 0, 0);
+				more = true;
+			}
+			else
+			{
+				entries = MihPageGetRetired(page);
+				memmove(entries, entries + k, (n - k) * sizeof(MihRetiredEntry));
+				MihPageSetNItems(page, n - k, sizeof(MihRetiredEntry));
+			}
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(buf);
+			if (k == n)
+				RecordFreeIndexPage(index, first);
+		}
+		else
+		{
+			int			n = meta->nretired;
+			int			k;
+
+			for (k = 0; k < n && stamp_removable(meta->retired_xid[k]); k++)
+				;
+
+			if (k == 0)
+			{
+				UnlockReleaseBuffer(metabuf);
+				break;
+			}
+			memcpy(todo, meta->retired, k * sizeof(MihRetired));
+			ntodo = k;
+			state = GenericXLogStart(index);
+			meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+			memmove(meta->retired, meta->retired + k, (n - k) * sizeof(MihRetired));
+			memmove(meta->retired_xid, meta->retired_xid + k,
+					(n - k) * sizeof(FullTransactionId));
+			meta->nretired = n - k;
+			GenericXLogFinish(state);
+		}
+		/* the list no longer names them, and no scan can reach them: free */
+		UnlockReleaseBuffer(metabuf);
+		if (simhash_test_fault == SH_FAULT_RECYCLE_BEFORE_FREE)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("simhash.test_fault: recycling stopped before freeing %d retired entries",
+							ntodo)));
+		for (int i = 0; i < ntodo; i++)
+			free_retired(index, &todo[i]);
+		freed = true;
+		if (!more)
+			break;
+	}
+	/* make the pages findable: searches only see the map's upper levels */
+	if (freed)
+		IndexFreeSpaceMapVacuum(index);
+}
+
+/* Entries on the list, on the metapage and on the chain. */
+int64
+mih_retired_count(Relation index, const MihMetaPageData *meta)
+{
+	if (meta->layout != MIH_META_LAYOUT_XID)
+		return meta->nretired;
+	return meta->nretired + meta->retired_spilled;
+}
+
+/*
+ * Call fn for every entry of the list (r), and for every page of the chain
+ * that holds the older ones (r NULL, chain_page set). Under the merge lock.
+ */
+void
+mih_retired_foreach(Relation index, const MihMetaPageData *meta,
+					MihRetiredVisitor fn, void *arg)
+{
+	if (meta->layout == MIH_META_LAYOUT_XID)
+	{
+		for (BlockNumber blk = meta->retired_first; blk != InvalidBlockNumber;)
+		{
+			Buffer		buf = ReadBuffer(index, blk);
+			Page		page;
+			MihRetiredEntry *entries;
+			int			n;
+			MihRetired	copy[MIH_RETIRED_PER_PAGE];
+			BlockNumber next;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			mih_check_page(index, page, blk, MIH_PAGE_RETIRED, 0, -1);
+			entries = MihPageGetRetired(page);
+			n = MihPageGetNItems(page, sizeof(MihRetiredEntry));
+			for (int i = 0; i < n; i++)
+				copy[i] = entries[i].what;
+			next = MihPageGetOpaque(page)->next;
+			UnlockReleaseBuffer(buf);
+
+			fn(NULL, blk, arg);
+			for (int i = 0; i < n; i++)
+				fn(&copy[i], InvalidBlockNumber, arg);
+			blk = next;
+		}
+	}
+	for (int i = 0; i < meta->nretired; i++)
+		fn(&meta->retired[i], InvalidBlockNumber, arg);
+}
