@@ -146,13 +146,13 @@ mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("canceling statement: simhash index \"%s\" was reorganised under it",
 						RelationGetRelationName(index)),
-				 errdetail("Block %u was recycled by a merge replayed from the primary while this query still needed it.",
+				 errdetail("Block %u was recycled on the primary while this query still needed it.",
 						   blk),
 				 /*
-				  * not hot_standby_feedback: pages are recycled when a merge
-				  * on the primary ends, whatever snapshots the standby has
+				  * the primary recycles once no snapshot it knows of can
+				  * reach a page; standby snapshots it knows only by feedback
 				  */
-				 errhint("Retry the query.")));
+				 errhint("Retry the query. With hot_standby_feedback = on, the primary keeps the pages that standby queries still read.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("simhash index \"%s\" is corrupted: block %u is not the page expected",

@@ -7,6 +7,10 @@
 # replays with the full-page image the primary logged with the record, and
 # stops with "inconsistent page found" on any difference.
 #
+# Recycling: the primary frees pages merges replaced once no snapshot it
+# knows of can reach them; a standby query is protected by
+# hot_standby_feedback, and cancelled cleanly without it (section 3b).
+#
 # Unlogged tables: their index lives in the main fork, reset from the INIT
 # fork (written by ambuildempty) after a crash, and must work afterwards.
 use strict;
@@ -311,10 +315,11 @@ SKIP:
 		my ($rest, $ret) = $bg->query('FETCH ALL FROM c');
 		if ($node == $standby && $ret != 0)
 		{
-			# The primary cannot see standby pins and generic WAL raises no
-			# recovery conflict: a standby query overtaken by page recycling
-			# must be cancelled cleanly (never read freed pages), as a
-			# recovery conflict would cancel it.
+			# Without hot_standby_feedback the primary does not know standby
+			# snapshots, and generic WAL raises no recovery conflict: a
+			# standby query overtaken by page recycling must be cancelled
+			# cleanly (never read freed pages), as a recovery conflict would
+			# cancel it. Section 3b makes both cases certain.
 			like($bg->{stderr},
 				qr/canceling statement: simhash index "e_fp_idx" was reorganised under it/,
 				"$label: the overtaken query is cancelled with a clear error");
@@ -333,6 +338,89 @@ SKIP:
 		$bg->query('COMMIT');
 		$bg->quit;
 	}
+}
+
+# ---- 3b. recycling on the primary and queries on the standby
+# The primary frees retired pages once no snapshot it knows of can reach
+# them. It knows a standby's snapshots only through hot_standby_feedback:
+# without it, a standby query whose pages were freed is cancelled cleanly;
+# with it, the pages wait for the query, which reads on exactly.
+SKIP:
+{
+	skip 'background_psql is not available', 8
+	  unless PostgreSQL::Test::Cluster->can('background_psql');
+
+	# inserts in separate transactions: each merges, and recycles first what
+	# earlier ones retired once no snapshot the primary knows of can reach
+	# it. (No VACUUM here: the heap's own records would cancel the standby
+	# query through an ordinary recovery conflict.)
+	my $churn = sub {
+		for (1 .. 12)
+		{
+			$primary->safe_psql('postgres',
+				'INSERT INTO e (fp) SELECT rfp() FROM generate_series(1, 600)');
+		}
+		catchup('recycling churn');
+	};
+	my $open_cursor = sub {
+		my $bg = $standby->background_psql('postgres', on_error_stop => 0);
+		$bg->query_safe("$modes{index} BEGIN ISOLATION LEVEL REPEATABLE READ;");
+		my $expected = $bg->query_safe('SELECT count(fp) FROM e');
+		my $xmin = $bg->query_safe('SELECT txid_snapshot_xmin(txid_current_snapshot())');
+		$bg->query_safe("DECLARE c CURSOR FOR "
+			  . "SELECT id FROM e WHERE fp <@ hamming_ball('0000000000000000', 64)");
+		my @first = split /\n/, $bg->query_safe('FETCH 10 FROM c');
+		return ($bg, $expected, $xmin, \@first);
+	};
+
+	# without feedback
+	my ($bg, $expected, $xmin, $first) = $open_cursor->();
+	$churn->();
+	my ($rest, $ret) = $bg->query('FETCH ALL FROM c');
+	isnt($ret, 0, 'no feedback: the primary recycled pages a standby query still needed');
+	like($bg->{stderr},
+		qr/canceling statement: simhash index "e_fp_idx" was reorganised under it/,
+		'no feedback: the standby query is cancelled with a clear error');
+	like($bg->{stderr}, qr/hot_standby_feedback/, 'no feedback: the hint names the remedy');
+	$bg->query('ROLLBACK');
+	$bg->quit;
+
+	# with feedback
+	$standby->append_conf('postgresql.conf',
+		"hot_standby_feedback = on\nwal_receiver_status_interval = 1s\n");
+	$standby->reload;
+	($bg, $expected, $xmin, $first) = $open_cursor->();
+	ok( $primary->poll_query_until(
+			'postgres',
+			"SELECT coalesce(bool_and(backend_xmin::text::bigint <= $xmin), false) "
+			  . "FROM pg_stat_replication"),
+		'feedback: the primary holds the standby query\'s xmin');
+	$churn->();
+	my $held = $primary->safe_psql('postgres', "SELECT retired FROM simhash_index_info('e_fp_idx')");
+	cmp_ok($held, '>', 0, "feedback: the primary keeps what the query may read ($held retired)");
+	($rest, $ret) = $bg->query('FETCH ALL FROM c');
+	is($ret, 0, 'feedback: the standby query reads on') or diag($bg->{stderr});
+	my @ids = (@$first, split /\n/, $rest);
+	my %seen;
+	my $dups = grep { $seen{$_}++ } @ids;
+	is(scalar(@ids) . " rows, $dups twice", "$expected rows, 0 twice",
+		'feedback: the standby query returns exactly the rows of its snapshot');
+	$bg->query('COMMIT');
+	$bg->quit;
+
+	# once the query is gone, the primary recycles what it held
+	$primary->poll_query_until('postgres',
+		"SELECT coalesce(bool_and(backend_xmin IS NULL OR backend_xmin::text::bigint > $xmin), true) "
+		  . "FROM pg_stat_replication");
+	for (1 .. 2)
+	{
+		$primary->safe_psql('postgres', 'SELECT txid_current()');
+		$primary->safe_psql('postgres', 'VACUUM e');
+	}
+	my $after = $primary->safe_psql('postgres', "SELECT retired FROM simhash_index_info('e_fp_idx')");
+	cmp_ok($after, '<', $held, "feedback: recycled once the query ended ($after retired)");
+	$standby->append_conf('postgresql.conf', "hot_standby_feedback = off\n");
+	$standby->reload;
 }
 
 # ---- 4. unlogged tables: after a crash their index is reset from the INIT
