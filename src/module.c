@@ -20,6 +20,7 @@ int			simhash_test_fault = SH_FAULT_NONE;
 static const struct config_enum_entry test_fault_options[] = {
 	{"none", SH_FAULT_NONE, false},
 	{"recycle_before_free", SH_FAULT_RECYCLE_BEFORE_FREE, false},
+	{"merge_midway", SH_FAULT_MERGE_MIDWAY, false},
 	{NULL, 0, false}
 };
 
@@ -45,7 +46,8 @@ _PG_init(void)
 							 "Injects a failure into the simhash index, for tests.",
 							 "recycle_before_free: recycling raises an error after it "
 							 "removed entries from the retired list and before it frees "
-							 "their pages.",
+							 "their pages. merge_midway: a merge raises an error after "
+							 "writing four pages of its new run.",
 							 &simhash_test_fault,
 							 SH_FAULT_NONE, test_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,

@@ -277,6 +277,7 @@ typedef struct HammingBall
 /* ---- module.c: simhash.test_fault, failures injected by tests ---- */
 #define SH_FAULT_NONE					0
 #define SH_FAULT_RECYCLE_BEFORE_FREE	1
+#define SH_FAULT_MERGE_MIDWAY			2
 extern int	simhash_test_fault;
 
 /* ---- mih_page.c: page utilities ---- */
@@ -308,13 +309,13 @@ extern BlockNumber mih_write_run_from_array(Relation index, int nblocks,
 extern BlockNumber mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 								  const BlockNumber *runs, int nruns,
 								  MihEntry *extra, int64 nextra,
-								  uint64 serial, bool wal, int64 *nentries);
+								  uint64 serial, bool wal, int64 *nentries,
+								  BufferAccessStrategy vacuum_strategy);
 /* ---- mih_recycle.c: walking a run's pages, the retired list ---- */
 typedef void (*MihPageVisitor) (BlockNumber blk, void *arg);
 typedef void (*MihRetiredVisitor) (const MihRetired *r, BlockNumber chain_page, void *arg);
 extern void mih_walk_run(Relation index, BlockNumber runhead, MihPageVisitor visit,
 						 void *arg, MihRunHeader *hdr);
-extern void mih_free_run_pages(Relation index, BlockNumber runhead);
 extern void mih_meta_update_layout(Relation index, Buffer metabuf);
 extern void mih_retired_reserve(Relation index, int n);
 extern void mih_retired_add(MihMetaPageData *meta, BlockNumber head,
@@ -325,12 +326,14 @@ extern void mih_retired_foreach(Relation index, const MihMetaPageData *meta,
 								MihRetiredVisitor fn, void *arg);
 
 /* ---- mih_merge.c: the merge policy ---- */
-extern bool mih_flush_and_merge(Relation index, bool from_vacuum, bool wait);
+extern bool mih_flush_and_merge(Relation index, bool from_vacuum, bool wait,
+								BufferAccessStrategy vacuum_strategy);
 
 /* iterate the leaves of table j of a run, in key order */
 typedef struct MihLeafIter
 {
 	Relation	index;
+	BufferAccessStrategy strategy;	/* VACUUM's: also pace by its cost limit */
 	BlockNumber next;
 	int			pos;
 	int			nitems;

@@ -1,9 +1,12 @@
 /*
  * mih_build.c
- *		CREATE INDEX for the simhash index: collect (fingerprint, TID) in
- *		memory up to maintenance_work_mem, sort and write each such chunk as
- *		a run, and merge the chunks into one run at the end (an external
- *		merge sort whose runs are already in the index's own format).
+ *		CREATE INDEX for the simhash index: one run holding every row.
+ *
+ * (fingerprint, TID) pairs are collected in memory; when they fit in
+ * maintenance_work_mem they are sorted there, once per table, and written.
+ * Beyond that they go to one tuplesort per table (each ordered by that
+ * table's key), which spills to temporary files, never to the index: the
+ * index is written once, at its final size, whatever the memory.
  *
  * Pages are written through shared buffers without WAL and logged at the
  * end in one pass (log_newpage_range), the way other bulk index builds do.
@@ -11,52 +14,110 @@
 #include "mih.h"
 
 #include "access/tableam.h"
+#include "access/tupdesc.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
 #include "commands/progress.h"
 #include "utils/backend_progress.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/memutils.h"
+#include "utils/tuplesort.h"
 
 /* sub-phases shown in pg_stat_progress_create_index */
 #define MIH_PHASE_LOAD		2
 #define MIH_PHASE_WRITE		3
-#define MIH_PHASE_MERGE		4
+#define MIH_PHASE_MERGE		4	/* tuplesort's final merges, beyond memory */
 
 typedef struct MihBuildState
 {
 	Relation	index;
 	int			nblocks;
 	uint64		masks[MIH_MAX_BLOCKS];
+	/* in memory, while they fit */
 	MihEntry   *entries;
 	int64		n;
 	int64		cap;			/* entries allocated */
 	int64		maxn;			/* entries that fit in maintenance_work_mem */
-	BlockNumber *chunks;		/* runs written so far */
-	int			nchunks;
-	int			capchunks;
-	uint64		serial;
+	/* beyond that: one sort per table, columns (key, fingerprint, TID) */
+	bool		spilled;
+	Tuplesortstate *sorts[MIH_MAX_BLOCKS];
+	TupleDesc	sortdesc;
+	TupleTableSlot *slot;
 	double		indtuples;
 } MihBuildState;
 
-static void
-flush_chunk(MihBuildState *bs)
+/*
+ * int8 compares signed; flipping the top bit makes that the unsigned order
+ * of keys and fingerprints.
+ */
+static inline int64
+as_sortable(uint64 v)
 {
-	if (bs->n == 0)
-		return;
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_WRITE);
-	if (bs->nchunks == bs->capchunks)
+	return (int64) (v ^ (UINT64CONST(1) << 63));
+}
+
+static inline uint64
+from_sortable(int64 v)
+{
+	return (uint64) v ^ (UINT64CONST(1) << 63);
+}
+
+/* Queue one entry into every table's sort. */
+static void
+sort_put(MihBuildState *bs, SimHash fp, ItemPointer tid)
+{
+	TupleTableSlot *slot = bs->slot;
+
+	for (int j = 0; j < bs->nblocks; j++)
 	{
-		bs->capchunks *= 2;
-		bs->chunks = repalloc(bs->chunks, bs->capchunks * sizeof(BlockNumber));
+		ExecClearTuple(slot);
+		slot->tts_values[0] = Int64GetDatum(as_sortable(fp & bs->masks[j]));
+		slot->tts_values[1] = Int64GetDatum(as_sortable(fp));
+		slot->tts_values[2] = Int64GetDatum(((int64) ItemPointerGetBlockNumber(tid) << 16) |
+											ItemPointerGetOffsetNumber(tid));
+		slot->tts_isnull[0] = slot->tts_isnull[1] = slot->tts_isnull[2] = false;
+		ExecStoreVirtualTuple(slot);
+		tuplesort_puttupleslot(bs->sorts[j], slot);
 	}
-	bs->chunks[bs->nchunks++] =
-		mih_write_run_from_array(bs->index, bs->nblocks, bs->masks, bs->entries,
-								 bs->n, bs->serial++, false);
-	bs->n = 0;
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_LOAD);
+}
+
+/*
+ * Memory is full: from now on every entry goes to the sorts, which share
+ * maintenance_work_mem; what was collected goes there first and its array
+ * is freed.
+ */
+static void
+spill(MihBuildState *bs)
+{
+	AttrNumber	attnums[3] = {1, 2, 3};
+	Oid			ops[3] = {Int8LessOperator, Int8LessOperator, Int8LessOperator};
+	Oid			colls[3] = {InvalidOid, InvalidOid, InvalidOid};
+	bool		nullsfirst[3] = {false, false, false};
+	int			workmem = Max(maintenance_work_mem / bs->nblocks, 64);
+
+	bs->sortdesc = CreateTemplateTupleDesc(3);
+	for (int i = 1; i <= 3; i++)
+		TupleDescInitEntry(bs->sortdesc, (AttrNumber) i, NULL, INT8OID, -1, 0);
+	bs->slot = MakeSingleTupleTableSlot(bs->sortdesc, &TTSOpsVirtual);
+	for (int j = 0; j < bs->nblocks; j++)
+		bs->sorts[j] = tuplesort_begin_heap(bs->sortdesc, 3, attnums, ops, colls, nullsfirst,
+											workmem, NULL, TUPLESORT_NONE);
+	for (int64 i = 0; i < bs->n; i++)
+	{
+		ItemPointerData tid = bs->entries[i].tid;
+
+		sort_put(bs, mih_entry_fp(&bs->entries[i]), &tid);
+		if ((i & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(bs->entries);
+	bs->entries = NULL;
+	bs->n = bs->cap = 0;
+	bs->spilled = true;
 }
 
 static void
@@ -67,7 +128,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 	if (isnull[0])
 		return;
-	if (bs->n == bs->cap)
+	bs->indtuples += 1;
+	if (!bs->spilled && bs->n == bs->cap)
 	{
 		if (bs->cap < bs->maxn)
 		{
@@ -75,17 +137,44 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			bs->entries = repalloc_huge(bs->entries, bs->cap * sizeof(MihEntry));
 		}
 		else
-			flush_chunk(bs);
+			spill(bs);
 	}
-	mih_entry_set(&bs->entries[bs->n++], DatumGetSimHash(values[0]), tid);
-	bs->indtuples += 1;
+	if (bs->spilled)
+		sort_put(bs, DatumGetSimHash(values[0]), tid);
+	else
+		mih_entry_set(&bs->entries[bs->n++], DatumGetSimHash(values[0]), tid);
 }
 
-/* Pages of a chunk run are free as soon as it is merged: nobody else sees them. */
-static void
-free_chunk(Relation index, BlockNumber runhead)
+/* Write the run from the sorts, table by table. */
+static BlockNumber
+write_run_from_sorts(MihBuildState *bs, uint64 serial, int64 *nentries)
 {
-	mih_free_run_pages(index, runhead);
+	MihRunWriter *w = mih_run_writer_begin(bs->index, bs->nblocks, bs->masks, serial, false);
+	TupleTableSlot *out = MakeSingleTupleTableSlot(bs->sortdesc, &TTSOpsMinimalTuple);
+
+	for (int j = 0; j < bs->nblocks; j++)
+	{
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_MERGE);
+		tuplesort_performsort(bs->sorts[j]);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_WRITE);
+		mih_run_writer_table(w, j);
+		while (tuplesort_gettupleslot(bs->sorts[j], true, false, out, NULL))
+		{
+			bool		isnull;
+			SimHash		fp = from_sortable(DatumGetInt64(slot_getattr(out, 2, &isnull)));
+			int64		t = DatumGetInt64(slot_getattr(out, 3, &isnull));
+			ItemPointerData tid;
+
+			ItemPointerSet(&tid, (BlockNumber) (t >> 16), (OffsetNumber) (t & 0xFFFF));
+			mih_run_writer_add(w, fp, &tid);
+		}
+		mih_run_writer_end_table(w);
+		tuplesort_end(bs->sorts[j]);
+		bs->sorts[j] = NULL;
+	}
+	ExecDropSingleTupleTableSlot(out);
+	ExecDropSingleTupleTableSlot(bs->slot);
+	return mih_run_writer_finish(w, nentries);
 }
 
 IndexBuildResult *
@@ -120,37 +209,27 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	/* start small and double, so small tables use little memory */
 	bs.cap = Min(bs.maxn, 65536);
 	bs.entries = palloc_extended(bs.cap * sizeof(MihEntry), MCXT_ALLOC_HUGE);
-	bs.capchunks = 16;
-	bs.chunks = palloc(bs.capchunks * sizeof(BlockNumber));
-	bs.serial = 1;
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_LOAD);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
 
-	if (bs.nchunks == 0)
+	if (bs.spilled)
 	{
-		if (bs.n > 0)
-		{
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_WRITE);
-			runserial = bs.serial++;
-			run = mih_write_run_from_array(index, bs.nblocks, bs.masks, bs.entries,
-										   bs.n, runserial, false);
-			nentries = bs.n;
-		}
+		runserial = 1;
+		run = write_run_from_sorts(&bs, runserial, &nentries);
 	}
-	else
+	else if (bs.n > 0)
 	{
-		flush_chunk(&bs);
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_MERGE);
-		runserial = bs.serial++;
-		run = mih_merge_runs(index, bs.nblocks, bs.masks, bs.chunks, bs.nchunks,
-							 NULL, 0, runserial, false, &nentries);
-		for (int i = 0; i < bs.nchunks; i++)
-			free_chunk(index, bs.chunks[i]);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_WRITE);
+		runserial = 1;
+		run = mih_write_run_from_array(index, bs.nblocks, bs.masks, bs.entries,
+									   bs.n, runserial, false);
+		nentries = bs.n;
 	}
-	pfree(bs.entries);
+	if (bs.entries)
+		pfree(bs.entries);
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = MihPageGetMeta(BufferGetPage(metabuf));
@@ -161,7 +240,7 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		meta->run_serials[0] = (uint32) runserial;
 		meta->nruns = 1;
 	}
-	meta->next_serial = bs.serial;
+	meta->next_serial = 2;
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
@@ -202,7 +281,7 @@ mih_buildphasename(int64 phasenum)
 		case MIH_PHASE_WRITE:
 			return "sorting and writing runs";
 		case MIH_PHASE_MERGE:
-			return "merging runs";
+			return "sorting spilled entries";
 		default:
 			return NULL;
 	}

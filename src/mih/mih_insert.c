@@ -88,6 +88,6 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	/* if another backend is merging already, it will be done soon enough */
 	if (merge)
-		mih_flush_and_merge(index, false, false);
+		mih_flush_and_merge(index, false, false, NULL);
 	return false;
 }

@@ -305,10 +305,12 @@ swap_in(Relation index, Buffer metabuf, const MergePlan *plan, BlockNumber newru
 /*
  * Turn the sealed pending pages into a run, merged with the runs the policy
  * chooses. Returns false when the merge lock was busy and wait is false
- * (an insert then leaves the merge to a later insert or VACUUM).
+ * (an insert then leaves the merge to a later insert or VACUUM). VACUUM
+ * passes its buffer strategy, which also paces the merge by its cost limit.
  */
 bool
-mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
+mih_flush_and_merge(Relation index, bool from_vacuum, bool wait,
+					BufferAccessStrategy vacuum_strategy)
 {
 	Buffer		metabuf;
 	MergePlan	plan;
@@ -341,7 +343,7 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait)
 		serial = reserve_serial(index, metabuf);
 		newrun = mih_merge_runs(index, plan.snap.nblocks, plan.snap.masks, plan.runs,
 								plan.nruns, plan.pending, plan.npending_live, serial,
-								true, &newentries);
+								true, &newentries, vacuum_strategy);
 		swap_in(index, metabuf, &plan, newrun, newentries, serial);
 	}
 	pfree(plan.pending);

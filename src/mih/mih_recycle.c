@@ -140,9 +140,9 @@ free_page_visitor(BlockNumber blk, void *arg)
 	UnlockReleaseBuffer(buf);
 }
 
-/* Free every page of a run nobody else can see (a build's chunk runs). */
-void
-mih_free_run_pages(Relation index, BlockNumber runhead)
+/* Free every page of a run no scan can reach any more. */
+static void
+free_run_pages(Relation index, BlockNumber runhead)
 {
 	mih_walk_run(index, runhead, free_page_visitor, index, NULL);
 }
@@ -176,7 +176,7 @@ static void
 free_retired(Relation index, const MihRetired *r)
 {
 	if (r->is_run)
-		mih_free_run_pages(index, r->head);
+		free_run_pages(index, r->head);
 	else
 		free_pending_chain(index, r->head, r->pending_stop);
 }

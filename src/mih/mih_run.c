@@ -10,6 +10,7 @@
  */
 #include "mih.h"
 
+#include "commands/vacuum.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
@@ -51,6 +52,16 @@ mih_sort_entries(MihEntry *entries, int64 n, uint64 mask)
 
 /* ---- the run writer ---- */
 
+/*
+ * Pages are built in local memory and each is written, and WAL-logged, in
+ * one short step once it is complete (as nbtsort does): no buffer lock is
+ * held between pages, so a long merge or build answers cancel requests,
+ * statement_timeout and shutdown between any two pages. A leaf's right
+ * sibling must be known before the leaf is written, so the next block is
+ * reserved first (taken from the free space map or by extending the
+ * relation); a block reserved and never written, because an error or a
+ * crash came first, is reclaimed by VACUUM like any unreachable page.
+ */
 struct MihRunWriter
 {
 	Relation	index;
@@ -62,10 +73,10 @@ struct MihRunWriter
 	MihRunHeader hdr;
 	int64		nentries_table; /* entries written to the current table */
 
-	/* the page being filled */
-	Buffer		buf;
-	Page		page;
-	GenericXLogState *xlog;
+	/* the page being filled, and the block it will be written to */
+	PGAlignedBlock cur;
+	BlockNumber curblk;			/* InvalidBlockNumber: no page open */
+	int64		pages_written;
 
 	/* first key and block of every page of the level being written */
 	uint64	   *keys;
@@ -75,34 +86,58 @@ struct MihRunWriter
 	int			table;
 };
 
-/* Get a new page for writing: locked, initialised, maybe under GenericXLog. */
-static void
-writer_open_page(MihRunWriter *w, uint16 type, uint16 level)
+/* A block for the next page: nobody else can be handed it until it is freed. */
+static BlockNumber
+writer_reserve_block(MihRunWriter *w)
 {
-	w->buf = mih_new_buffer(w->index);
-	if (w->wal)
-	{
-		w->xlog = GenericXLogStart(w->index);
-		w->page = GenericXLogRegisterBuffer(w->xlog, w->buf, GENERIC_XLOG_FULL_IMAGE);
-	}
-	else
-		w->page = BufferGetPage(w->buf);
-	mih_init_page(w->page, type, (uint16) w->table, level);
-	MihPageGetOpaque(w->page)->serial = (uint32) w->serial;
+	Buffer		buf = mih_new_buffer(w->index);
+	BlockNumber blk = BufferGetBlockNumber(buf);
+
+	UnlockReleaseBuffer(buf);
+	return blk;
+}
+
+/* Start a new page in local memory, at blk (or a block reserved now). */
+static void
+writer_open_page(MihRunWriter *w, uint16 type, uint16 level, BlockNumber blk)
+{
+	Page		page = (Page) w->cur.data;
+
+	w->curblk = (blk != InvalidBlockNumber) ? blk : writer_reserve_block(w);
+	mih_init_page(page, type, (uint16) w->table, level);
+	MihPageGetOpaque(page)->serial = (uint32) w->serial;
 	w->hdr.npages++;
 }
 
+/* Write the finished page to its block: one lock, one WAL record. */
 static void
 writer_close_page(MihRunWriter *w)
 {
+	Buffer		buf = ReadBuffer(w->index, w->curblk);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	if (w->wal)
-		GenericXLogFinish(w->xlog);
+	{
+		GenericXLogState *state = GenericXLogStart(w->index);
+		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+		memcpy(page, w->cur.data, BLCKSZ);
+		GenericXLogFinish(state);
+	}
 	else
-		MarkBufferDirty(w->buf);
-	UnlockReleaseBuffer(w->buf);
-	w->buf = InvalidBuffer;
-	w->page = NULL;
-	w->xlog = NULL;
+	{
+		memcpy(BufferGetPage(buf), w->cur.data, BLCKSZ);
+		MarkBufferDirty(buf);
+	}
+	UnlockReleaseBuffer(buf);
+	w->curblk = InvalidBlockNumber;
+	w->pages_written++;
+	if (simhash_test_fault == SH_FAULT_MERGE_MIDWAY && w->wal && w->pages_written == 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("simhash.test_fault: merge stopped after writing %lld pages",
+						(long long) w->pages_written)));
+	CHECK_FOR_INTERRUPTS();
 }
 
 static void
@@ -134,7 +169,7 @@ mih_run_writer_begin(Relation index, int nblocks, const uint64 *masks, uint64 se
 	w->capkeys = 1024;
 	w->keys = palloc(w->capkeys * sizeof(uint64));
 	w->blocks = palloc(w->capkeys * sizeof(BlockNumber));
-	w->buf = InvalidBuffer;
+	w->curblk = InvalidBlockNumber;
 	for (int j = 0; j < MIH_MAX_BLOCKS; j++)
 	{
 		w->hdr.root[j] = InvalidBlockNumber;
@@ -155,38 +190,33 @@ mih_run_writer_table(MihRunWriter *w, int table)
 void
 mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid)
 {
+	Page		page = (Page) w->cur.data;
 	int			n;
 
-	if (w->buf != InvalidBuffer)
+	if (w->curblk == InvalidBlockNumber)
 	{
-		n = MihPageGetNItems(w->page, sizeof(MihEntry));
-		if (n == MIH_ENTRIES_PER_PAGE)
-		{
-			/* full: chain a new leaf to it */
-			Buffer		oldbuf = w->buf;
-			Page		oldpage = w->page;
-			GenericXLogState *oldxlog = w->xlog;
-
-			writer_open_page(w, MIH_PAGE_LEAF, 0);
-			MihPageGetOpaque(oldpage)->next = BufferGetBlockNumber(w->buf);
-			if (w->wal)
-				GenericXLogFinish(oldxlog);
-			else
-				MarkBufferDirty(oldbuf);
-			UnlockReleaseBuffer(oldbuf);
-			n = 0;
-		}
+		writer_open_page(w, MIH_PAGE_LEAF, 0, InvalidBlockNumber);
+		w->hdr.first_leaf[w->table] = w->curblk;
+		n = 0;
 	}
 	else
 	{
-		writer_open_page(w, MIH_PAGE_LEAF, 0);
-		w->hdr.first_leaf[w->table] = BufferGetBlockNumber(w->buf);
-		n = 0;
+		n = MihPageGetNItems(page, sizeof(MihEntry));
+		if (n == MIH_ENTRIES_PER_PAGE)
+		{
+			/* full: write it, chained to the next leaf's block */
+			BlockNumber next = writer_reserve_block(w);
+
+			MihPageGetOpaque(page)->next = next;
+			writer_close_page(w);
+			writer_open_page(w, MIH_PAGE_LEAF, 0, next);
+			n = 0;
+		}
 	}
 	if (n == 0)
-		writer_remember(w, fp & w->masks[w->table], BufferGetBlockNumber(w->buf));
-	mih_entry_set(&MihPageGetEntries(w->page)[n], fp, tid);
-	MihPageSetNItems(w->page, n + 1, sizeof(MihEntry));
+		writer_remember(w, fp & w->masks[w->table], w->curblk);
+	mih_entry_set(&MihPageGetEntries(page)[n], fp, tid);
+	MihPageSetNItems(page, n + 1, sizeof(MihEntry));
 	w->nentries_table++;
 }
 
@@ -196,7 +226,7 @@ mih_run_writer_end_table(MihRunWriter *w)
 {
 	uint16		level = 0;
 
-	if (w->buf != InvalidBuffer)
+	if (w->curblk != InvalidBlockNumber)
 		writer_close_page(w);
 	if (w->table == 0)
 		w->hdr.nentries = w->nentries_table;
@@ -220,15 +250,15 @@ mih_run_writer_end_table(MihRunWriter *w)
 			int			n = (int) Min(nchildren - i, MIH_INNER_PER_PAGE);
 			MihInnerItem *items;
 
-			writer_open_page(w, MIH_PAGE_INNER, level);
-			items = MihPageGetInner(w->page);
+			writer_open_page(w, MIH_PAGE_INNER, level, InvalidBlockNumber);
+			items = MihPageGetInner((Page) w->cur.data);
 			for (int k = 0; k < n; k++)
 			{
 				memcpy(items[k].key, &keys[i + k], sizeof(uint64));
 				items[k].child = blocks[i + k];
 			}
-			MihPageSetNItems(w->page, n, sizeof(MihInnerItem));
-			writer_remember(w, keys[i], BufferGetBlockNumber(w->buf));
+			MihPageSetNItems((Page) w->cur.data, n, sizeof(MihInnerItem));
+			writer_remember(w, keys[i], w->curblk);
 			writer_close_page(w);
 			i += n;
 		}
@@ -246,11 +276,11 @@ mih_run_writer_finish(MihRunWriter *w, int64 *nentries)
 	BlockNumber blk;
 
 	w->table = 0;
-	writer_open_page(w, MIH_PAGE_RUNHEAD, 0);
+	writer_open_page(w, MIH_PAGE_RUNHEAD, 0, InvalidBlockNumber);
 	w->hdr.serial = w->serial;
-	memcpy(MihPageGetRunHeader(w->page), &w->hdr, sizeof(MihRunHeader));
-	((PageHeader) w->page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihRunHeader);
-	blk = BufferGetBlockNumber(w->buf);
+	memcpy(MihPageGetRunHeader((Page) w->cur.data), &w->hdr, sizeof(MihRunHeader));
+	((PageHeader) w->cur.data)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihRunHeader);
+	blk = w->curblk;
 	writer_close_page(w);
 	if (nentries)
 		*nentries = w->hdr.nentries;
@@ -285,6 +315,7 @@ void
 mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf)
 {
 	it->index = index;
+	it->strategy = NULL;
 	it->next = first_leaf;
 	it->pos = 0;
 	it->nitems = 0;
@@ -306,7 +337,9 @@ mih_leaf_iter_next(MihLeafIter *it)
 
 		if (it->next == InvalidBlockNumber)
 			return NULL;
-		buf = ReadBuffer(it->index, it->next);
+		if (it->strategy)
+			vacuum_delay_point();
+		buf = ReadBufferExtended(it->index, MAIN_FORKNUM, it->next, RBM_NORMAL, it->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (MihPageGetOpaque(page)->type != MIH_PAGE_LEAF)
@@ -457,12 +490,14 @@ merge_heap_cmp(Datum a, Datum b, void *arg)
 /*
  * Merge runs and extra (unsorted) entries into one new run, dropping dead
  * entries. Returns the new run's header block, or InvalidBlockNumber when no
- * live entry is left.
+ * live entry is left. From VACUUM, the runs are read through its buffer
+ * ring and paced by its cost limit (vacuum_strategy is its strategy).
  */
 BlockNumber
 mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			   const BlockNumber *runs, int nruns, MihEntry *extra, int64 nextra,
-			   uint64 serial, bool wal, int64 *nentries)
+			   uint64 serial, bool wal, int64 *nentries,
+			   BufferAccessStrategy vacuum_strategy)
 {
 	MihRunWriter *w = NULL;
 	MihRunHeader *hdrs = palloc(Max(nruns, 1) * sizeof(MihRunHeader));
@@ -499,6 +534,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			{
 				src->array = NULL;
 				mih_leaf_iter_begin(&src->it, index, hdrs[s].first_leaf[j]);
+				src->it.strategy = vacuum_strategy;
 			}
 			else
 			{

@@ -4,11 +4,14 @@
  *
  * Bulk delete marks dead entries in place (their TID is invalidated, one
  * GenericXLog record per page changed) in the pending list and in every
- * table of every run, each page under a cleanup lock so that no scan is
- * still returning TIDs from it. Cleanup then merges: dead entries are
+ * table of every run, asking VACUUM's callback once per TID. Each page is
+ * marked under a cleanup lock, so that no scan is still returning TIDs from
+ * it (only scans under non-MVCC snapshots hold such a pin; the others copy
+ * their matches out and hold none). Cleanup then merges: dead entries are
  * dropped when runs are rewritten, small runs are folded into large ones,
- * pages of replaced runs are recycled, and pages that nothing reaches (a
- * merge interrupted by a crash) are reclaimed.
+ * pages of replaced runs are recycled once no snapshot can reach them
+ * (mih_recycle.c), and pages that nothing reaches (a merge or a recycling
+ * cut short by an error or a crash) are reclaimed.
  */
 #include "mih.h"
 
@@ -16,6 +19,7 @@
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "utils/hsearch.h"
 
 /* Mark the dead entries of one page; returns the number it had live before. */
 static void
@@ -66,11 +70,12 @@ vacuum_page(Relation index, BlockNumber blk, IndexBulkDeleteCallback callback,
 
 /*
  * Set or clear a run's MIH_RUN_VACUUMING flag (adding to its dead count when
- * clearing); returns a copy of the header when hdr is given.
+ * clearing); returns a copy of the header when hdr is given, and whether
+ * the flag was already set when was_set is.
  */
 static void
 set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead,
-				  MihRunHeader *hdr)
+				  MihRunHeader *hdr, bool *was_set)
 {
 	Buffer		buf = ReadBuffer(index, runhead);
 	GenericXLogState *state;
@@ -79,6 +84,8 @@ set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	h = MihPageGetRunHeader(GenericXLogRegisterBuffer(state, buf, 0));
+	if (was_set)
+		*was_set = (h->flags & MIH_RUN_VACUUMING) != 0;
 	if (on)
 		h->flags |= MIH_RUN_VACUUMING;
 	else
@@ -88,6 +95,106 @@ set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead
 		memcpy(hdr, h, sizeof(MihRunHeader));
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * The TIDs VACUUM's callback called dead in table 0 of a run. Every table
+ * of a run holds the same entries, so the other tables ask this set instead
+ * of the callback (once per TID, not once per table), and skip the run
+ * entirely when it is empty. Valid only for a run whose tables agree on
+ * which entries are dead: not one a crashed VACUUM left flagged.
+ */
+typedef struct DeadTids
+{
+	IndexBulkDeleteCallback callback;
+	void	   *callback_state;
+	HTAB	   *tids;
+	int64		n;
+} DeadTids;
+
+static bool
+record_dead(ItemPointer tid, void *state)
+{
+	DeadTids   *d = (DeadTids *) state;
+
+	if (!d->callback(tid, d->callback_state))
+		return false;
+	hash_search(d->tids, tid, HASH_ENTER, NULL);
+	d->n++;
+	return true;
+}
+
+static bool
+known_dead(ItemPointer tid, void *state)
+{
+	DeadTids   *d = (DeadTids *) state;
+
+	return hash_search(d->tids, tid, HASH_FIND, NULL) != NULL;
+}
+
+/* Mark the dead entries of every table of one run; returns how many (per table). */
+static int64
+vacuum_run(Relation index, BlockNumber runhead, IndexBulkDeleteCallback callback,
+		   void *callback_state, int64 *live, BufferAccessStrategy strategy)
+{
+	MihRunHeader hdr;
+	bool		was_flagged;
+	int64		run_removed = 0;
+	DeadTids	dead;
+	HASHCTL		ctl;
+
+	/*
+	 * The flag, set while the run is being marked, tells a later merge to
+	 * reconcile tables a crash left disagreeing (mih_run.c, collect_dead).
+	 */
+	set_run_vacuuming(index, runhead, true, 0, &hdr, &was_flagged);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(ItemPointerData);
+	ctl.hcxt = CurrentMemoryContext;
+	dead.callback = callback;
+	dead.callback_state = callback_state;
+	dead.tids = hash_create("simhash dead TIDs", 1024, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	dead.n = 0;
+
+	for (int j = 0; j < hdr.ntables; j++)
+	{
+		int64		tlive = 0;
+		int64		tremoved = 0;
+		IndexBulkDeleteCallback cb = callback;
+		void	   *cbstate = callback_state;
+
+		if (!was_flagged)
+		{
+			if (j == 0)
+			{
+				cb = record_dead;
+				cbstate = &dead;
+			}
+			else if (dead.n == 0)
+				break;			/* nothing died here: the other tables agree */
+			else
+			{
+				cb = known_dead;
+				cbstate = &dead;
+			}
+		}
+		for (BlockNumber blk = hdr.first_leaf[j]; blk != InvalidBlockNumber;)
+		{
+			vacuum_page(index, blk, cb, cbstate, &tlive, &tremoved, &blk,
+						MIH_PAGE_LEAF, strategy);
+			vacuum_delay_point();
+		}
+		if (j == 0)
+		{
+			*live += tlive;
+			run_removed = tremoved;
+		}
+	}
+	hash_destroy(dead.tids);
+	set_run_vacuuming(index, runhead, false, run_removed, NULL, NULL);
+	return run_removed;
 }
 
 IndexBulkDeleteResult *
@@ -121,38 +228,10 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		vacuum_delay_point();
 	}
 
-	/*
-	 * Every table of every run; counts come from table 0. A run is flagged
-	 * while it is being marked: if a crash cuts the marking short, its tables
-	 * disagree on which entries are dead, and the flag tells the next merge
-	 * to reconcile them (mih_run.c, collect_dead).
-	 */
+	/* every run; counts come from table 0 */
 	for (int r = 0; r < snap.nruns; r++)
-	{
-		MihRunHeader hdr;
-		int64		run_removed = 0;
-
-		set_run_vacuuming(index, snap.runs[r], true, 0, &hdr);
-		for (int j = 0; j < hdr.ntables; j++)
-		{
-			int64		tlive = 0;
-			int64		tremoved = 0;
-
-			for (BlockNumber blk = hdr.first_leaf[j]; blk != InvalidBlockNumber;)
-			{
-				vacuum_page(index, blk, callback, callback_state, &tlive, &tremoved,
-							&blk, MIH_PAGE_LEAF, info->strategy);
-				vacuum_delay_point();
-			}
-			if (j == 0)
-			{
-				live += tlive;
-				run_removed = tremoved;
-			}
-		}
-		set_run_vacuuming(index, snap.runs[r], false, run_removed, NULL);
-		removed += run_removed;
-	}
+		removed += vacuum_run(index, snap.runs[r], callback, callback_state, &live,
+							  info->strategy);
 	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 
 	stats->tuples_removed += removed;
@@ -242,7 +321,17 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 		: (uint32) snap.next_serial;
 
 	reach.index = index;
+
+	/*
+	 * Under the extension lock, as nbtree and GIN do: a page added by an
+	 * insert is locked by it before the lock is released, so no page within
+	 * this size can still be new and unlocked (it would look free).
+	 */
+	if (!RELATION_IS_LOCAL(index))
+		LockRelationForExtension(index, ExclusiveLock);
 	reach.nblocks = RelationGetNumberOfBlocks(index);
+	if (!RELATION_IS_LOCAL(index))
+		UnlockRelationForExtension(index, ExclusiveLock);
 	reach.bits = palloc0(reach.nblocks / 8 + 1);
 	reach_set(&reach, MIH_METAPAGE_BLKNO);
 	for (int i = 0; i < snap.nruns; i++)
@@ -307,7 +396,7 @@ mih_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	/* fold the pending list and small or dead-heavy runs into bigger runs */
-	mih_flush_and_merge(index, true, true);
+	mih_flush_and_merge(index, true, true, info->strategy);
 
 	LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 	nfree = reclaim_pages(index, &live, info->strategy);

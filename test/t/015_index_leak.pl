@@ -5,9 +5,10 @@
 # that nothing links, run pages and pending pages alike. VACUUM must find
 # and free them. PostgreSQL 15 has no injection points, so the test stops
 # recycling at exactly that step with simhash.test_fault, in an INSERT (a
-# merge recycles first) and in VACUUM, each followed by a crash; then, with
-# nothing retired left, every page of simhash_index_pages() is reachable
-# from the metapage or free. The answers equal a sequential scan throughout.
+# merge recycles first) and in VACUUM, each followed by a crash, and stops a
+# merge midway through writing its new run; then, with nothing retired
+# left, every page of simhash_index_pages() is reachable from the metapage
+# or free. The answers equal a sequential scan throughout.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -107,7 +108,16 @@ $node->start;
 compare('after the second crash');
 note('after the faults: ' . info() . '; pages: ' . pages());
 
-# 3. VACUUM, with a transaction ID used before each (recycling needs the
+# 3. a merge stops midway, after writing four pages of its new run (and
+# reserving the next one)
+($rc, $out, $err) = $node->psql('postgres',
+	"SET simhash.test_fault = merge_midway; "
+	  . "INSERT INTO t (fp) SELECT rfp() FROM generate_series(1, 150)");
+like($err, qr/simhash.test_fault: merge stopped after writing 4 pages/,
+	'a merge stopped midway through writing its run');
+compare('after the merge stopped midway');
+
+# 4. VACUUM, with a transaction ID used before each (recycling needs the
 # horizon to pass what was retired), until nothing is retired
 for (1 .. 2)
 {
@@ -128,12 +138,52 @@ is($pending_seen, $pending_pages,
 	"every pending page is on the pending list ($pending_pages), none leaked");
 is($headers_seen, $runs, "every run header is a run's ($runs)");
 is($list_seen, 0, 'no page of the retired list is left');
+# every leaf entry belongs to a run on the list: each of its tables holds it
+my ($leaf_items, $want_items) = split /\|/, $node->safe_psql('postgres', q{
+SELECT (SELECT sum(items) FROM simhash_index_pages('t_fp') WHERE type = 'leaf'),
+       (SELECT blocks * (SELECT sum(e) FROM unnest(run_entries) e) FROM simhash_index_info('t_fp'))});
+is($leaf_items, $want_items, "no leaf outside the runs ($want_items entries in all tables)");
 compare('after VACUUM');
 is($bad, 0, 'index scans equal sequential scans throughout');
 is( $node->safe_psql('postgres',
 		"SELECT heap_tuples_checked = (SELECT count(fp) FROM t) FROM simhash_index_verify('t_fp')"),
 	't',
 	'simhash_index_verify passes');
+
+# 5. a build beyond maintenance_work_mem (issue 10, item 4): the same index
+# as one built in memory, page for page give or take a few, and the same
+# answers
+$node->safe_psql('postgres', q{
+CREATE TABLE b (id bigserial PRIMARY KEY, fp simhash);
+INSERT INTO b (fp) SELECT rfp() FROM generate_series(1, 500000);
+});
+my %size;
+my $diff = 0;
+for my $mem ('1GB', '1MB')
+{
+	$node->safe_psql('postgres', "SET maintenance_work_mem = '$mem'; "
+		  . "CREATE INDEX b_fp ON b USING simhash (fp)");
+	$size{$mem} = $node->safe_psql('postgres',
+		"SELECT pg_relation_size('b_fp') / current_setting('block_size')::int");
+	is( $node->safe_psql('postgres',
+			"SELECT runs || ' ' || heap_tuples_checked FROM simhash_index_verify('b_fp')"),
+		'1 500000', "built with maintenance_work_mem = $mem: one run with every row, verified");
+	for my $q (1 .. 6)
+	{
+		my $sql = "SELECT string_agg(id::text, ',' ORDER BY id) FROM b, "
+		  . "(SELECT fp AS q FROM b WHERE id = " . ($q * 70001) . ") s WHERE fp <~> q <= 12";
+		my $seq = $node->safe_psql('postgres',
+			"SET enable_indexscan = off; SET enable_bitmapscan = off; $sql");
+		my $idx = $node->safe_psql('postgres',
+			"SET enable_seqscan = off; SET enable_bitmapscan = off; $sql");
+		$diff++ if $idx ne $seq;
+	}
+	$node->safe_psql('postgres', 'DROP INDEX b_fp');
+}
+note("index pages: $size{'1GB'} built in memory, $size{'1MB'} with 1MB");
+cmp_ok(abs($size{'1MB'} - $size{'1GB'}), '<=', 4,
+	'a build beyond maintenance_work_mem is no larger than one in memory');
+is($diff, 0, 'both builds answer as a sequential scan does (radius 12)');
 
 $node->stop;
 done_testing();
