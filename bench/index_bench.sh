@@ -366,13 +366,15 @@ SQL
 	[ "$bad" = 0 ] || die "query generation: $bad queries without a source row"
 }
 
-# build one index, timed by the server after a checkpoint: prints "ms<TAB>bytes"
+# build one index, timed by the server after a checkpoint: prints
+# "ms<TAB>bytes<TAB>WAL bytes" (WAL written from the start of the build to its end)
 timed_build() {	# index-name create-statement
 	psql_t <<SQL
 CHECKPOINT;
-SELECT clock_timestamp() AS t0 \\gset
+SELECT clock_timestamp() AS t0, pg_current_wal_insert_lsn() AS l0 \\gset
 $2;
-SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) * 1000, 1), pg_relation_size('$1');
+SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz) * 1000, 1), pg_relation_size('$1'),
+       pg_current_wal_insert_lsn() - :'l0'::pg_lsn;
 SQL
 }
 
@@ -385,13 +387,21 @@ build_indexes() {	# ds n
 	log "$ds $n: simhash index"
 	out=$(timed_build "${t}_simhash" "CREATE INDEX ${t}_simhash ON $t USING simhash (fp)")
 	printf 'build\t%s\t%s\tsimhash\t%s\n' "$ds" "$n" "$out" >>"$RES"
+	# the same beyond memory: sorted through tuplesort's temporary files, the index
+	# itself written once (issue 10, item 4: size and WAL as with ample memory)
+	log "$ds $n: simhash index, maintenance_work_mem = 1MB"
+	out=$(timed_build "${t}_simhash_1mb" "SET maintenance_work_mem = '1MB'; CREATE INDEX ${t}_simhash_1mb ON $t USING simhash (fp)")
+	printf 'build\t%s\t%s\tsimhash_1mb\t%s\n' "$ds" "$n" "$out" >>"$RES"
+	psql_b -c "DROP INDEX ${t}_simhash_1mb"
 	log "$ds $n: four btree block indexes"
+	local wal=0
 	for j in 0 1 2 3; do
 		out=$(timed_build "${t}_b$j" "CREATE INDEX ${t}_b$j ON $t ($(blk $j))")
-		ms=$(python3 -c "print($ms + ${out%%$'\t'*})")
-		bytes=$((bytes + ${out##*$'\t'}))
+		ms=$(python3 -c "print($ms + $(cut -f1 <<<"$out"))")
+		bytes=$((bytes + $(cut -f2 <<<"$out")))
+		wal=$((wal + $(cut -f3 <<<"$out")))
 	done
-	printf 'build\t%s\t%s\tbtree4\t%s\t%s\n' "$ds" "$n" "$ms" "$bytes" >>"$RES"
+	printf 'build\t%s\t%s\tbtree4\t%s\t%s\t%s\n' "$ds" "$n" "$ms" "$bytes" "$wal" >>"$RES"
 	log "$ds $n: GIN index"
 	out=$(timed_build "${t}_gin" "CREATE INDEX ${t}_gin ON $t USING gin ($GINEXPR)")
 	printf 'build\t%s\t%s\tgin\t%s\n' "$ds" "$n" "$out" >>"$RES"
@@ -603,7 +613,7 @@ for f in rows:
     if kind == "env":
         envs[f[1]] = f[2]
     elif kind == "build":
-        build[(f[1], int(f[2]), f[3])] = (float(f[4]), int(f[5]))
+        build[(f[1], int(f[2]), f[3])] = (float(f[4]), int(f[5]), int(f[6]) if len(f) > 6 else None)
     elif kind == "size":
         tsize[(f[1], int(f[2]))] = int(f[4])
     elif kind == "lat":
@@ -717,18 +727,20 @@ def print_set(ds, n):
             print(f"simhash index p95 / median: {base['p95'] / base['med']:.2f}; by number of matches: "
                   + "; ".join(f"{lab}: {c} queries, median {fmt_ms(m)}" for lab, c, m, _ in by_matches(ds, n, r)))
     print()
-    hdr = f"{'index':<22} | {'build s':>8} {'size MB':>9} | {'simhash build / this':>20} {'size / this':>11}"
+    hdr = f"{'index':<22} | {'build s':>8} {'size MB':>9} {'WAL MB':>8} | {'simhash build / this':>20} {'size / this':>11}"
     print(hdr)
     print("-" * len(hdr))
     sb = build.get((ds, n, "simhash"))
-    for v, name in [("simhash", "simhash"), ("btree4", "btree x4 blocks"), ("gin", "GIN block keys"),
+    for v, name in [("simhash", "simhash"), ("simhash_1mb", "simhash, 1MB memory"),
+                    ("btree4", "btree x4 blocks"), ("gin", "GIN block keys"),
                     ("btree_fp", "btree on fp")]:
         b = build.get((ds, n, v))
         if not b:
             continue
         rb = "" if v == "simhash" else f"{ratio(sb[0], b[0]):.2f}"
         rsz = "" if v == "simhash" else f"{ratio(sb[1], b[1]):.2f}"
-        print(f"{name:<22} | {b[0] / 1000:8.1f} {b[1] / 1e6:9.1f} | {rb:>20} {rsz:>11}")
+        wal = "" if b[2] is None else f"{b[2] / 1e6:8.1f}"
+        print(f"{name:<22} | {b[0] / 1000:8.1f} {b[1] / 1e6:9.1f} {wal:>8} | {rb:>20} {rsz:>11}")
     if (ds, n) in tsize:
         print(f"(table: {tsize[(ds, n)] / 1e6:.1f} MB; MB = 10^6 bytes)")
     a, b = ins.get((ds, n, "btree_fp")), ins.get((ds, n, "simhash"))
