@@ -373,10 +373,13 @@ extern int64 mih_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void mih_endscan(IndexScanDesc scan);
 extern char *mih_buildphasename(int64 phasenum);
 
-/* ---- mih_cost.c: shared with the planner support ---- */
+/* ---- mih_probe.c: the probe arithmetic of the scan and the estimates ---- */
 extern double mih_probes_per_table(int blockbits, int s);
+extern uint64 *mih_table_probes(SimHash q, uint64 mask, int s, int *n);
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);
+
+/* ---- mih_cost.c: shared with the planner support ---- */
 extern double hamming_within_prob(int radius);
 extern double mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
 									 SimHash center, int radius);

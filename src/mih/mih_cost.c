@@ -105,43 +105,6 @@ mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
 	return sel;
 }
 
-/*
- * Pages a search of radius r reads by probing, and by reading table 0 of
- * every run whole instead. The scan probes only while that is cheaper (and
- * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
- * the same figures, so the two always agree.
- */
-void
-mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
-				 double *full_pages, double *probe_entries, bool *fullscan)
-{
-	int			m = Max(meta->nblocks, 1);
-	int			s = Max(radius, 0) / m;
-	double		maxprobes = 0;
-
-	*probe_pages = *full_pages = *probe_entries = 0;
-	for (int j = 0; j < m; j++)
-		maxprobes = Max(maxprobes, mih_probes_per_table(pg_popcount64(meta->masks[j]), s));
-	for (int r = 0; r < meta->nruns; r++)
-	{
-		double		n = Max(meta->run_entries[r], 1);
-		double		height = ceil(log(n / MIH_ENTRIES_PER_PAGE + 1) / log(MIH_INNER_PER_PAGE));
-
-		*full_pages += ceil(n / MIH_ENTRIES_PER_PAGE);
-		for (int j = 0; j < m; j++)
-		{
-			int			bits = pg_popcount64(meta->masks[j]);
-			double		probes = mih_probes_per_table(bits, s);
-			double		perprobe = n / pow(2.0, bits);
-
-			*probe_pages += probes * (height + 1 + perprobe / MIH_ENTRIES_PER_PAGE);
-			*probe_entries += probes * perprobe;
-		}
-	}
-	*fullscan = radius >= SIMHASH_BITS || maxprobes > MIH_MAX_PROBES ||
-		*probe_pages > *full_pages;
-}
-
 /* The radius of an index qual "fp <@ ball" when it is known at plan time. */
 static int
 qual_radius(Node *ballarg, bool *known)

@@ -101,43 +101,6 @@ release_buffers(MihScanOpaque so)
 	so->curbuf = InvalidBuffer;
 }
 
-/* Append to *out every value (q & mask) with up to s of the mask's bits flipped. */
-static void
-enumerate_flips(uint64 base, const int *bits, int nbits, int start, int left,
-				uint64 *out, int *n)
-{
-	out[(*n)++] = base;
-	if (left == 0)
-		return;
-	for (int i = start; i < nbits; i++)
-		enumerate_flips(base ^ (UINT64CONST(1) << bits[i]), bits, nbits, i + 1,
-						left - 1, out, n);
-}
-
-static int
-cmp_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* Number of values within s bits of a b-bit block. */
-double
-mih_probes_per_table(int blockbits, int s)
-{
-	double		total = 0;
-	double		c = 1;
-
-	for (int i = 0; i <= s && i <= blockbits; i++)
-	{
-		total += c;
-		c = c * (blockbits - i) / (i + 1);
-	}
-	return total;
-}
-
 void
 mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
@@ -232,19 +195,7 @@ start_scan(Relation index, MihScanOpaque so)
 	{
 		for (int j = 0; j < so->nblocks; j++)
 		{
-			int			bits[SIMHASH_BITS];
-			int			nbits = 0;
-			int			max = (int) mih_probes_per_table(pg_popcount64(so->masks[j]), so->s);
-
-			for (int i = 0; i < SIMHASH_BITS; i++)
-				if (so->masks[j] & (UINT64CONST(1) << i))
-					bits[nbits++] = i;
-			so->probes[j] = palloc(max * sizeof(uint64));
-			so->nprobes[j] = 0;
-			enumerate_flips(so->q & so->masks[j], bits, nbits, 0, so->s,
-							so->probes[j], &so->nprobes[j]);
-			Assert(so->nprobes[j] == max);
-			qsort(so->probes[j], so->nprobes[j], sizeof(uint64), cmp_uint64);
+			so->probes[j] = mih_table_probes(so->q, so->masks[j], so->s, &so->nprobes[j]);
 		}
 	}
 	MemoryContextSwitchTo(old);

@@ -1,0 +1,111 @@
+/*
+ * mih_probe.c
+ *		The probe arithmetic of multi-index hashing, shared by the scan and
+ *		the cost estimate so that the two always agree: which block values
+ *		a search of radius r probes in each table, how many, and how many
+ *		pages that reads.
+ *
+ * Pigeonhole: a fingerprint within r bits of the query, split into m
+ * disjoint blocks, is within s = floor(r / m) bits of the query in at least
+ * one block. So table j is probed with every value within s bits of the
+ * query's block j.
+ */
+#include "mih.h"
+
+#include <math.h>
+
+/* Append to *out every value (q & mask) with up to s of the mask's bits flipped. */
+static void
+enumerate_flips(uint64 base, const int *bits, int nbits, int start, int left,
+				uint64 *out, int *n)
+{
+	out[(*n)++] = base;
+	if (left == 0)
+		return;
+	for (int i = start; i < nbits; i++)
+		enumerate_flips(base ^ (UINT64CONST(1) << bits[i]), bits, nbits, i + 1,
+						left - 1, out, n);
+}
+
+static int
+cmp_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Number of values within s bits of a b-bit block: sum of C(b, i), i <= s. */
+double
+mih_probes_per_table(int blockbits, int s)
+{
+	double		total = 0;
+	double		c = 1;
+
+	for (int i = 0; i <= s && i <= blockbits; i++)
+	{
+		total += c;
+		c = c * (blockbits - i) / (i + 1);
+	}
+	return total;
+}
+
+/*
+ * Every value within s bits of (q & mask) in the mask's bits, ascending (so
+ * consecutive probes often share a leaf), palloc'd in the current context.
+ */
+uint64 *
+mih_table_probes(SimHash q, uint64 mask, int s, int *n)
+{
+	int			bits[SIMHASH_BITS];
+	int			nbits = 0;
+	int			max = (int) mih_probes_per_table(pg_popcount64(mask), s);
+	uint64	   *out = palloc(max * sizeof(uint64));
+
+	for (int i = 0; i < SIMHASH_BITS; i++)
+		if (mask & (UINT64CONST(1) << i))
+			bits[nbits++] = i;
+	*n = 0;
+	enumerate_flips(q & mask, bits, nbits, 0, s, out, n);
+	Assert(*n == max);
+	qsort(out, *n, sizeof(uint64), cmp_uint64);
+	return out;
+}
+
+/*
+ * Pages a search of radius r reads by probing, and by reading table 0 of
+ * every run whole instead. The scan probes only while that is cheaper (and
+ * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
+ * the same figures, so the two always agree.
+ */
+void
+mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
+				 double *full_pages, double *probe_entries, bool *fullscan)
+{
+	int			m = Max(meta->nblocks, 1);
+	int			s = Max(radius, 0) / m;
+	double		maxprobes = 0;
+
+	*probe_pages = *full_pages = *probe_entries = 0;
+	for (int j = 0; j < m; j++)
+		maxprobes = Max(maxprobes, mih_probes_per_table(pg_popcount64(meta->masks[j]), s));
+	for (int r = 0; r < meta->nruns; r++)
+	{
+		double		n = Max(meta->run_entries[r], 1);
+		double		height = ceil(log(n / MIH_ENTRIES_PER_PAGE + 1) / log(MIH_INNER_PER_PAGE));
+
+		*full_pages += ceil(n / MIH_ENTRIES_PER_PAGE);
+		for (int j = 0; j < m; j++)
+		{
+			int			bits = pg_popcount64(meta->masks[j]);
+			double		probes = mih_probes_per_table(bits, s);
+			double		perprobe = n / pow(2.0, bits);
+
+			*probe_pages += probes * (height + 1 + perprobe / MIH_ENTRIES_PER_PAGE);
+			*probe_entries += probes * perprobe;
+		}
+	}
+	*fullscan = radius >= SIMHASH_BITS || maxprobes > MIH_MAX_PROBES ||
+		*probe_pages > *full_pages;
+}
