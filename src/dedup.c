@@ -207,6 +207,209 @@ dedup_collect_edge(void *arg, uint32 a, uint32 b, int distance)
 	run->edges[run->nedges++] = ((uint64) b << 32) | a;
 }
 
+/* The working set of one grouping run, in its temporary context. */
+typedef struct DedupRows
+{
+	uint32		nfp;			/* rows with a fingerprint */
+	SimHash    *fps;			/* their fingerprints (freed once merged) */
+	uint32	   *rowpos;			/* their positions in the partition */
+	uint32	   *distinct_of;	/* per row: its fingerprint's distinct number */
+	uint32		ndistinct;
+	SimHash    *dfps;			/* per distinct fingerprint: the value */
+	uint32	   *dfirst;			/* per distinct fingerprint: its first row */
+} DedupRows;
+
+/* The radius: a constant (or parameter) of 0..64; false when it is NULL. */
+static bool
+dedup_radius(FunctionCallInfo fcinfo, WindowObject winobj, const char *fname,
+			 int32 *radius)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (!get_fn_expr_arg_stable(fcinfo->flinfo, 2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the radius of %s() must be a constant or a parameter", fname),
+				 errdetail("Every row of a partition is grouped with the same radius.")));
+	d = WinGetFuncArgCurrent(winobj, 2, &isnull);
+	if (isnull)
+		return false;
+	*radius = DatumGetInt32(d);
+	if (*radius < 0 || *radius > SIMHASH_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("radius %d of %s() is out of range", *radius, fname),
+				 errdetail("The radius is a number of differing bits, 0 to 64.")));
+	return true;
+}
+
+/*
+ * Read every row of the partition: ids into part (rows without a
+ * fingerprint get no answer), fingerprints and positions into rows.
+ */
+static void
+dedup_read_rows(WindowObject winobj, DedupRun *run, DedupPartition *part, DedupRows *rows)
+{
+	rows->fps = palloc_extended(sizeof(SimHash) * Max(run->nrows, 1), MCXT_ALLOC_HUGE);
+	rows->rowpos = palloc_extended(sizeof(uint32) * Max(run->nrows, 1), MCXT_ALLOC_HUGE);
+	rows->nfp = 0;
+	for (int64 pos = 0; pos < run->nrows; pos++)
+	{
+		bool		idnull,
+					fpnull,
+					isout;
+		Datum		id,
+					fp;
+
+		id = WinGetFuncArgInPartition(winobj, 0, pos, WINDOW_SEEK_HEAD, false, &idnull, &isout);
+		fp = WinGetFuncArgInPartition(winobj, 1, pos, WINDOW_SEEK_HEAD, false, &fpnull, &isout);
+		part->result[pos] = DEDUP_NO_ROW;
+		if (fpnull)
+			continue;
+		if (idnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("the id of a row given to %s() is NULL", run->fname),
+					 errdetail("The fingerprint of that row is %016llx.",
+							   (unsigned long long) DatumGetSimHash(fp)),
+					 errhint("Every row with a fingerprint needs a unique, non-NULL id.")));
+		part->ids[rows->nfp] = DatumGetInt64(id);
+		rows->fps[rows->nfp] = DatumGetSimHash(fp);
+		rows->rowpos[rows->nfp] = (uint32) pos;
+		rows->nfp++;
+		if ((pos & 0xFFFF) == 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			dedup_report(run, "reading rows", NULL, false);
+		}
+	}
+}
+
+/* Ids must be unique, or the answers could not be told apart. */
+static void
+dedup_check_ids(const char *fname, const int64 *ids, uint32 n)
+{
+	int64	   *sorted;
+	int64	   *tmp;
+
+	if (n < 2)
+		return;
+	sorted = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	tmp = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	memcpy(sorted, ids, sizeof(int64) * n);
+	dedup_radix_ids(sorted, tmp, n, 0);
+	pfree(tmp);
+	for (uint32 i = 1; i < n; i++)
+		if (sorted[i] == sorted[i - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("id %lld occurs more than once in the rows given to %s()",
+							(long long) sorted[i], fname),
+					 errhint("Every row with a fingerprint needs a unique, non-NULL id.")));
+	pfree(sorted);
+}
+
+/*
+ * Merge identical fingerprints: number the distinct ones in the order of
+ * their first row (so "earlier" is "smaller"), and map each row to its
+ * fingerprint's number. Identical fingerprints always share a group and a
+ * leader (a later copy is within 0 bits of the first).
+ */
+static void
+dedup_merge_identical(DedupRows *rows)
+{
+	uint32		nfp = rows->nfp;
+	uint32	   *distinct_of = palloc_extended(sizeof(uint32) * Max(nfp, 1), MCXT_ALLOC_HUGE);
+	DedupSortItem *items = palloc_extended(sizeof(DedupSortItem) * Max(nfp, 1), MCXT_ALLOC_HUGE);
+	DedupSortItem *tmp = palloc_extended(sizeof(DedupSortItem) * Max(nfp, 1), MCXT_ALLOC_HUGE);
+
+	for (uint32 i = 0; i < nfp; i++)
+	{
+		items[i].fp = rows->fps[i];
+		items[i].row = i;
+	}
+	dedup_radix_items(items, tmp, nfp, 0);
+	pfree(tmp);
+	/* distinct_of[row] = the first row with the same fingerprint */
+	for (uint32 i = 0; i < nfp; i++)
+	{
+		uint32		first = (i > 0 && items[i].fp == items[i - 1].fp)
+		? distinct_of[items[i - 1].row] : items[i].row;
+
+		distinct_of[items[i].row] = first;
+	}
+	pfree(items);
+
+	rows->dfps = palloc_extended(sizeof(SimHash) * Max(nfp, 1), MCXT_ALLOC_HUGE);
+	rows->dfirst = palloc_extended(sizeof(uint32) * Max(nfp, 1), MCXT_ALLOC_HUGE);
+	rows->ndistinct = 0;
+	for (uint32 i = 0; i < nfp; i++)
+	{
+		if (distinct_of[i] == i)
+		{
+			rows->dfps[rows->ndistinct] = rows->fps[i];
+			rows->dfirst[rows->ndistinct] = i;
+			/* a first row's own slot now holds its distinct number */
+			distinct_of[i] = rows->ndistinct++;
+		}
+		else
+			distinct_of[i] = distinct_of[distinct_of[i]];
+	}
+	rows->distinct_of = distinct_of;
+	pfree(rows->fps);
+	rows->fps = NULL;
+}
+
+/* Connected components: rep[d] = the component's smallest distinct number. */
+static void
+dedup_components(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep,
+				 BatchStats *stats)
+{
+	for (uint32 d = 0; d < rows->ndistinct; d++)
+		rep[d] = d;
+	run->parent = rep;
+	batch_near_pairs(rows->dfps, rows->ndistinct, radius, dedup_union_pair, run,
+					 dedup_progress, run, stats);
+	for (uint32 d = 0; d < rows->ndistinct; d++)
+		rep[d] = dedup_find(rep, d);
+}
+
+/*
+ * Leader clustering: in order of first row, a fingerprint joins the
+ * earliest leader among its earlier neighbours (its edges, sorted by the
+ * earlier end), or leads. Earlier fingerprints are decided by then.
+ */
+static void
+dedup_leaders(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep,
+			  BatchStats *stats)
+{
+	uint64		e = 0;
+	uint64	   *tmp;
+
+	run->maxedges = 1024;
+	run->edges = palloc_extended(sizeof(uint64) * run->maxedges, MCXT_ALLOC_HUGE);
+	batch_near_pairs(rows->dfps, rows->ndistinct, radius, dedup_collect_edge, run,
+					 dedup_progress, run, stats);
+	tmp = palloc_extended(sizeof(uint64) * Max(run->nedges, 1), MCXT_ALLOC_HUGE);
+	dedup_radix_uint64(run->edges, tmp, run->nedges, 0);
+	pfree(tmp);
+	for (uint32 d = 0; d < rows->ndistinct; d++)
+	{
+		uint32		leader = d;
+
+		for (; e < run->nedges && (uint32) (run->edges[e] >> 32) == d; e++)
+		{
+			uint32		a = (uint32) run->edges[e];
+
+			if (leader == d && rep[a] == a)
+				leader = a;
+		}
+		rep[d] = leader;
+	}
+	pfree(run->edges);
+}
+
 /*
  * Read the partition, group it and store every row's answer in part.
  * Temporary arrays live in a context deleted at the end; the ids and
@@ -221,41 +424,19 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 	MemoryContext workcxt;
 	MemoryContext oldcxt;
 	DedupRun	run;
-	bool		isnull;
-	Datum		radius_datum;
+	DedupRows	rows;
 	int32		radius;
 	int64		nrows;
-	uint32		nfp = 0;
-	SimHash    *fps;
-	uint32	   *rowpos;
-	uint32	   *distinct_of;
-	SimHash    *dfps;
-	uint32	   *dfirst;
-	uint32		ndistinct = 0;
 	uint32	   *rep;			/* per distinct fingerprint: representative's
 								 * distinct index */
 	BatchStats	stats;
 
 	part->computed = true;
-
-	/* the radius: a constant (or parameter), 0..64 */
-	if (!get_fn_expr_arg_stable(fcinfo->flinfo, 2))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the radius of %s() must be a constant or a parameter", fname),
-				 errdetail("Every row of a partition is grouped with the same radius.")));
-	radius_datum = WinGetFuncArgCurrent(winobj, 2, &isnull);
-	if (isnull)
+	if (!dedup_radius(fcinfo, winobj, fname, &radius))
 	{
 		part->null_radius = true;
 		return;
 	}
-	radius = DatumGetInt32(radius_datum);
-	if (radius < 0 || radius > SIMHASH_BITS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("radius %d of %s() is out of range", radius, fname),
-				 errdetail("The radius is a number of differing bits, 0 to 64.")));
 
 	nrows = WinGetPartitionRowCount(winobj);
 	if (nrows >= (int64) PG_UINT32_MAX)
@@ -274,168 +455,34 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 	run.used = (Size) nrows * DEDUP_BYTES_PER_ROW;
 	dedup_check_memory(&run, run.used, psprintf("%lld rows", (long long) nrows));
 
-	workcxt = AllocSetContextCreate(CurrentMemoryContext, "simhash grouping",
-									ALLOCSET_DEFAULT_SIZES);
-
-	/* read every row: ids and results into the partition context */
+	/* ids and results in the partition context, the rest in workcxt */
 	part->ids = MemoryContextAllocHuge(partcxt, sizeof(int64) * Max(nrows, 1));
 	part->result = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
+	workcxt = AllocSetContextCreate(CurrentMemoryContext, "simhash grouping",
+									ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(workcxt);
-	fps = MemoryContextAllocHuge(workcxt, sizeof(SimHash) * Max(nrows, 1));
-	rowpos = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(nrows, 1));
-	for (int64 pos = 0; pos < nrows; pos++)
-	{
-		bool		idnull,
-					fpnull,
-					isout;
-		Datum		id,
-					fp;
 
-		id = WinGetFuncArgInPartition(winobj, 0, pos, WINDOW_SEEK_HEAD, false, &idnull, &isout);
-		fp = WinGetFuncArgInPartition(winobj, 1, pos, WINDOW_SEEK_HEAD, false, &fpnull, &isout);
-		part->result[pos] = DEDUP_NO_ROW;
-		if (fpnull)
-			continue;
-		if (idnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("the id of a row given to %s() is NULL", fname),
-					 errdetail("The fingerprint of that row is %016llx.",
-							   (unsigned long long) DatumGetSimHash(fp)),
-					 errhint("Every row with a fingerprint needs a unique, non-NULL id.")));
-		part->ids[nfp] = DatumGetInt64(id);
-		fps[nfp] = DatumGetSimHash(fp);
-		rowpos[nfp] = (uint32) pos;
-		nfp++;
-		if ((pos & 0xFFFF) == 0)
-		{
-			CHECK_FOR_INTERRUPTS();
-			dedup_report(&run, "reading rows", NULL, false);
-		}
-	}
+	dedup_read_rows(winobj, &run, part, &rows);
+	dedup_check_ids(fname, part->ids, rows.nfp);
+	dedup_merge_identical(&rows);
+	run.ndistinct = rows.ndistinct;
+	dedup_report(&run, psprintf("%u rows with a fingerprint, %u distinct", rows.nfp,
+								rows.ndistinct), NULL, false);
 
-	/* ids must be unique, or the answers could not be told apart */
-	if (nfp > 1)
-	{
-		int64	   *sorted = MemoryContextAllocHuge(workcxt, sizeof(int64) * nfp);
-		int64	   *tmp = MemoryContextAllocHuge(workcxt, sizeof(int64) * nfp);
-
-		memcpy(sorted, part->ids, sizeof(int64) * nfp);
-		dedup_radix_ids(sorted, tmp, nfp, 0);
-		pfree(tmp);
-		for (uint32 i = 1; i < nfp; i++)
-			if (sorted[i] == sorted[i - 1])
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("id %lld occurs more than once in the rows given to %s()",
-								(long long) sorted[i], fname),
-						 errhint("Every row with a fingerprint needs a unique, non-NULL id.")));
-		pfree(sorted);
-	}
-
-	/*
-	 * Merge identical fingerprints: number the distinct ones in the order of
-	 * their first row (so "earlier" is "smaller"), and map each row to its
-	 * fingerprint's number. Identical fingerprints always share a group and a
-	 * leader (a later copy is within 0 bits of the first).
-	 */
-	distinct_of = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(nfp, 1));
-	{
-		DedupSortItem *items = MemoryContextAllocHuge(workcxt, sizeof(DedupSortItem) * Max(nfp, 1));
-		DedupSortItem *tmp = MemoryContextAllocHuge(workcxt, sizeof(DedupSortItem) * Max(nfp, 1));
-
-		for (uint32 i = 0; i < nfp; i++)
-		{
-			items[i].fp = fps[i];
-			items[i].row = i;
-		}
-		dedup_radix_items(items, tmp, nfp, 0);
-		pfree(tmp);
-		/* distinct_of[row] = the first row with the same fingerprint */
-		for (uint32 i = 0; i < nfp; i++)
-		{
-			uint32		first = (i > 0 && items[i].fp == items[i - 1].fp)
-			? distinct_of[items[i - 1].row] : items[i].row;
-
-			distinct_of[items[i].row] = first;
-		}
-		pfree(items);
-	}
-	dfps = MemoryContextAllocHuge(workcxt, sizeof(SimHash) * Max(nfp, 1));
-	dfirst = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(nfp, 1));
-	for (uint32 i = 0; i < nfp; i++)
-	{
-		if (distinct_of[i] == i)
-		{
-			dfps[ndistinct] = fps[i];
-			dfirst[ndistinct] = i;
-			/* a first row's own slot now holds its distinct number */
-			distinct_of[i] = ndistinct++;
-		}
-		else
-			distinct_of[i] = distinct_of[distinct_of[i]];
-	}
-	pfree(fps);
-	run.ndistinct = ndistinct;
-	dedup_report(&run, psprintf("%u rows with a fingerprint, %u distinct", nfp, ndistinct),
-				 NULL, false);
-
-	/* group the distinct fingerprints */
-	rep = MemoryContextAllocHuge(workcxt, sizeof(uint32) * Max(ndistinct, 1));
+	rep = palloc_extended(sizeof(uint32) * Max(rows.ndistinct, 1), MCXT_ALLOC_HUGE);
 	if (method == DEDUP_COMPONENT)
-	{
-		for (uint32 d = 0; d < ndistinct; d++)
-			rep[d] = d;
-		run.parent = rep;
-		batch_near_pairs(dfps, ndistinct, radius, dedup_union_pair, &run,
-						 dedup_progress, &run, &stats);
-		for (uint32 d = 0; d < ndistinct; d++)
-			rep[d] = dedup_find(rep, d);
-	}
+		dedup_components(&run, &rows, radius, rep, &stats);
 	else
-	{
-		uint64		e = 0;
-
-		run.maxedges = 1024;
-		run.edges = MemoryContextAllocHuge(workcxt, sizeof(uint64) * run.maxedges);
-		batch_near_pairs(dfps, ndistinct, radius, dedup_collect_edge, &run,
-						 dedup_progress, &run, &stats);
-		{
-			uint64	   *tmp = MemoryContextAllocHuge(workcxt, sizeof(uint64) * Max(run.nedges, 1));
-
-			dedup_radix_uint64(run.edges, tmp, run.nedges, 0);
-			pfree(tmp);
-		}
-
-		/*
-		 * In order of first row: a fingerprint joins the earliest leader among
-		 * its earlier neighbours (its edges, sorted by the earlier end), or
-		 * leads. Earlier fingerprints are decided by then.
-		 */
-		for (uint32 d = 0; d < ndistinct; d++)
-		{
-			uint32		leader = d;
-
-			for (; e < run.nedges && (uint32) (run.edges[e] >> 32) == d; e++)
-			{
-				uint32		a = (uint32) run.edges[e];
-
-				if (leader == d && rep[a] == a)
-					leader = a;
-			}
-			rep[d] = leader;
-		}
-		pfree(run.edges);
-	}
+		dedup_leaders(&run, &rows, radius, rep, &stats);
 
 	/* every row's answer: the first row of its representative fingerprint */
-	for (uint32 i = 0; i < nfp; i++)
-		part->result[rowpos[i]] = dfirst[rep[distinct_of[i]]];
+	for (uint32 i = 0; i < rows.nfp; i++)
+		part->result[rows.rowpos[i]] = rows.dfirst[rep[rows.distinct_of[i]]];
 
 	/* no timing here: the regression tests show this line */
 	elog(DEBUG1, "%s: %lld rows, %u with a fingerprint, %u distinct, radius %d: "
 		 "%d blocks, %d tables, %lld sub-splits, %lld comparisons, %lld pairs",
-		 fname, (long long) nrows, nfp, ndistinct, radius,
+		 fname, (long long) nrows, rows.nfp, rows.ndistinct, radius,
 		 stats.top_blocks, stats.top_tables, (long long) stats.sub_splits,
 		 (long long) stats.comparisons, (long long) stats.pairs);
 	if (simhash_progress_interval > 0 &&
