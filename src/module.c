@@ -21,6 +21,7 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"none", SH_FAULT_NONE, false},
 	{"recycle_before_free", SH_FAULT_RECYCLE_BEFORE_FREE, false},
 	{"merge_midway", SH_FAULT_MERGE_MIDWAY, false},
+	{"old_metapage", SH_FAULT_OLD_METAPAGE, false},
 	{NULL, 0, false}
 };
 
@@ -47,7 +48,8 @@ _PG_init(void)
 							 "recycle_before_free: recycling raises an error after it "
 							 "removed entries from the retired list and before it frees "
 							 "their pages. merge_midway: a merge raises an error after "
-							 "writing four pages of its new run.",
+							 "writing four pages of its new run. old_metapage: a new "
+							 "index gets a metapage as extension 0.1.0 wrote it.",
 							 &simhash_test_fault,
 							 SH_FAULT_NONE, test_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,

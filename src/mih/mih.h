@@ -278,6 +278,7 @@ typedef struct HammingBall
 #define SH_FAULT_NONE					0
 #define SH_FAULT_RECYCLE_BEFORE_FREE	1
 #define SH_FAULT_MERGE_MIDWAY			2
+#define SH_FAULT_OLD_METAPAGE			3
 extern int	simhash_test_fault;
 
 /* ---- mih_page.c: page utilities ---- */

@@ -99,6 +99,13 @@ mih_init_metapage(Page page, int nblocks)
 	meta->pending_head = InvalidBlockNumber;
 	meta->pending_tail = InvalidBlockNumber;
 	meta->next_serial = 1;
+	if (simhash_test_fault == SH_FAULT_OLD_METAPAGE)
+	{
+		/* as extension 0.1.0 wrote it: the appended fields absent */
+		((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) +
+			offsetof(MihMetaPageData, layout);
+		return;
+	}
 	meta->layout = MIH_META_LAYOUT_XID;
 	meta->retired_first = InvalidBlockNumber;
 	meta->retired_last = InvalidBlockNumber;

@@ -185,5 +185,42 @@ cmp_ok(abs($size{'1MB'} - $size{'1GB'}), '<=', 4,
 	'a build beyond maintenance_work_mem is no larger than one in memory');
 is($diff, 0, 'both builds answer as a sequential scan does (radius 12)');
 
+# 6. an index whose metapage was written by extension 0.1.0 (without the
+# retired list's stamps and chain): the first merge brings it up to date,
+# and it stays exact through merges, recycling and VACUUM
+$node->safe_psql('postgres', q{
+CREATE TABLE o (id bigserial PRIMARY KEY, fp simhash);
+INSERT INTO o (fp) SELECT rfp() FROM generate_series(1, 2000);
+SET simhash.test_fault = old_metapage;
+CREATE INDEX o_fp ON o USING simhash (fp) WITH (pending_limit = 64);
+});
+for (1 .. 5)
+{
+	$node->safe_psql('postgres', 'INSERT INTO o (fp) SELECT rfp() FROM generate_series(1, 300)');
+}
+$node->safe_psql('postgres', 'DELETE FROM o WHERE id % 5 = 0');
+$node->safe_psql('postgres', 'INSERT INTO walflush VALUES (3)');
+$node->stop('immediate');
+$node->start;
+for (1 .. 2)
+{
+	$node->safe_psql('postgres', 'SELECT txid_current()');
+	$node->safe_psql('postgres', 'VACUUM o');
+}
+my $odiff = 0;
+for my $r (0, 5, 12)
+{
+	my $sql = "SELECT string_agg(id::text, ',' ORDER BY id) FROM o, "
+	  . "(SELECT fp AS q FROM o ORDER BY id OFFSET 777 LIMIT 1) s WHERE fp <~> q <= $r";
+	$odiff++ if $node->safe_psql('postgres', "SET enable_seqscan = off; SET enable_bitmapscan = off; $sql")
+	  ne $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $sql");
+}
+is($odiff, 0, 'an index with a 0.1.0 metapage answers as a sequential scan after merges, a crash and VACUUM');
+is( $node->safe_psql('postgres',
+		"SELECT v.heap_tuples_checked = (SELECT count(fp) FROM o) AND i.retired = 0 "
+		  . "FROM simhash_index_verify('o_fp') v, simhash_index_info('o_fp') i"),
+	't',
+	'and it verifies, with nothing left retired');
+
 $node->stop;
 done_testing();
