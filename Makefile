@@ -21,7 +21,14 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS does not track header dependencies; every object depends on our headers
-$(OBJS): $(wildcard src/*.h src/mih/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/mih/*.h)
+
+# VPATH builds (pg_buildext builds in build-<version>/, make -f ../Makefile
+# VPATH=..): the object directories do not exist there yet, and the
+# dedup_script suite runs examples/dedup.sql from the current directory
+ifneq ($(srcdir),.)
+$(shell mkdir -p src/mih && ln -sfn $(abspath $(srcdir))/examples examples)
+endif
 
 # TAP suites (test/t/*.pl, PostgreSQL::Test::Cluster). initdb refuses root,
 # so run this as an ordinary user; TESTDIR must be writable by that user.

@@ -31,10 +31,12 @@ need_root() {
 
 # Debian packages everything here needs: server and PGXS, xxHash headers, TAP modules,
 # fuzzing (clang with libFuzzer runtime), valgrind, and python3 with xxhash + Unicode data
-# for the reference implementation of the fingerprint specification.
+# for the reference implementation of the fingerprint specification; git, dpkg-dev,
+# debhelper and postgresql-server-dev-all to build the Debian package (tools/package.sh).
 PACKAGES=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib
 	libxxhash-dev libipc-run-perl make gcc clang libclang-rt-dev valgrind
-	python3 python3-xxhash unicode-data)
+	python3 python3-xxhash unicode-data
+	git dpkg-dev debhelper postgresql-server-dev-all)
 
 install_packages() {
 	local missing=()
@@ -209,6 +211,8 @@ run_tests() {
 	suite "TAP" tap
 	suite "reference vectors" python3 "$ROOT/test/reference/check_vectors.py"
 	suite "fuzz and valgrind" bash "$ROOT/test/run_fuzz.sh" "${SIMHASH_FUZZ_SECONDS:-30}"
+	suite "Debian package" bash "$ROOT/tools/package.sh"
+	suite "PGXN META.json" python3 "$ROOT/tools/check_meta.py"
 	log "summary"
 	[ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed suites: ${FAILED_NAMES[*]}"
 	echo "suites: $PASSED passed, $FAILED failed"
