@@ -26,7 +26,7 @@ $(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/mih/*.h)
 # VPATH builds (pg_buildext builds in build-<version>/, make -f ../Makefile
 # VPATH=..): the object directories do not exist there yet, and the
 # dedup_script suite runs examples/dedup.sql from the current directory
-ifneq ($(srcdir),.)
+ifneq ($(abspath $(srcdir)),$(CURDIR))
 $(shell mkdir -p src/mih && ln -sfn $(abspath $(srcdir))/examples examples)
 endif
 
