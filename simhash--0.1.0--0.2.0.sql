@@ -90,3 +90,37 @@ REVOKE EXECUTE ON FUNCTION @extschema@.simhash_index_verify(pg_catalog.regclass)
 CREATE FUNCTION @extschema@.simhash_typanalyze(pg_catalog.internal) RETURNS pg_catalog.bool
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;  -- as core's typanalyze functions
 ALTER TYPE @extschema@.simhash SET (ANALYZE = @extschema@.simhash_typanalyze);
+
+-- Comparisons of the simhash_distance domain with integers are members of btree's integer_ops
+-- family, so a btree index on a stored distance column serves them (the planner matches index
+-- conditions by operator family). Their functions are the built-in integer comparisons, so the
+-- family orders them as it orders integers; each type pair also gets its comparison function
+-- (the built-in one, declared with the domain so the family stays complete for amvalidate).
+DO $gen$
+DECLARE
+    -- left type, right type, name part, built-in comparison function
+    pairs CONSTANT text[] := ARRAY[
+        '@extschema@.simhash_distance', 'pg_catalog.int4', 'distance_int4', 'btint4cmp',
+        'pg_catalog.int4', '@extschema@.simhash_distance', 'int4_distance', 'btint4cmp',
+        '@extschema@.simhash_distance', '@extschema@.simhash_distance', 'distance_distance', 'btint4cmp',
+        '@extschema@.simhash_distance', 'pg_catalog.int2', 'distance_int2', 'btint42cmp',
+        'pg_catalog.int2', '@extschema@.simhash_distance', 'int2_distance', 'btint24cmp',
+        '@extschema@.simhash_distance', 'pg_catalog.int8', 'distance_int8', 'btint48cmp',
+        'pg_catalog.int8', '@extschema@.simhash_distance', 'int8_distance', 'btint84cmp'];
+    j int;
+BEGIN
+    FOR j IN 0 .. 6 LOOP
+        EXECUTE pg_catalog.format(
+            'CREATE FUNCTION @extschema@.%I(%s, %s) RETURNS pg_catalog.int4'
+            ' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF AS %L',
+            'btcmp_' || pairs[j * 4 + 3], pairs[j * 4 + 1], pairs[j * 4 + 2], pairs[j * 4 + 4]);
+        EXECUTE pg_catalog.format(
+            'ALTER OPERATOR FAMILY pg_catalog.integer_ops USING btree ADD'
+            ' OPERATOR 1 @extschema@.< (%1$s, %2$s), OPERATOR 2 @extschema@.<= (%1$s, %2$s),'
+            ' OPERATOR 3 @extschema@.= (%1$s, %2$s), OPERATOR 4 @extschema@.>= (%1$s, %2$s),'
+            ' OPERATOR 5 @extschema@.> (%1$s, %2$s),'
+            ' FUNCTION 1 (%1$s, %2$s) @extschema@.%3$I(%1$s, %2$s)',
+            pairs[j * 4 + 1], pairs[j * 4 + 2], 'btcmp_' || pairs[j * 4 + 3]);
+    END LOOP;
+END
+$gen$;

@@ -194,3 +194,33 @@ SELECT '0000000000000000'::simhash <~> 'ffffffffffffffff'::simhash + 1;
 SELECT ('0000000000000000'::simhash <~> 'ffffffffffffffff') + 1 AS parenthesised;
 
 DROP TABLE sh_dist_pairs;
+
+--
+-- A stored distance column (issue 10, item 7): comparisons between
+-- simhash_distance and integers belong to btree's integer_ops family, so a
+-- btree index on the column serves them, with the same answers as a
+-- sequential scan, and the family stays complete (amvalidate).
+--
+CREATE TABLE sh_dist_col AS
+    SELECT g AS id, (g % 65)::simhash_distance AS d FROM generate_series(1, 6500) g;
+CREATE INDEX sh_dist_col_d ON sh_dist_col (d);
+ANALYZE sh_dist_col;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM sh_dist_col WHERE d <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM sh_dist_col WHERE d = 3::int2;
+EXPLAIN (COSTS OFF) SELECT id FROM sh_dist_col WHERE 60::int8 < d;
+EXPLAIN (COSTS OFF) SELECT a.id FROM sh_dist_col a JOIN sh_dist_col b ON a.d = b.d WHERE b.id = 7;
+SELECT count(*) FILTER (WHERE d <= 3) AS le3, count(*) FILTER (WHERE d = 3::int2) AS eq3,
+       count(*) FILTER (WHERE 60::int8 < d) AS gt60
+FROM sh_dist_col;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FILTER (WHERE d <= 3) AS le3, count(*) FILTER (WHERE d = 3::int2) AS eq3,
+       count(*) FILTER (WHERE 60::int8 < d) AS gt60
+FROM sh_dist_col;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SELECT c.opcname, amvalidate(c.oid) FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+WHERE a.amname = 'btree' AND c.opcname IN ('int2_ops', 'int4_ops', 'int8_ops') ORDER BY 1;
+DROP TABLE sh_dist_col;

@@ -77,7 +77,17 @@ SELECT count(*) AS comparison_functions,
        count(*) FILTER (WHERE p.prosupport = ('sh_target.simhash_distance_'
                                               || split_part(p.proname, '_', 2) || '_support')::regproc) AS right_support
 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-WHERE p.pronamespace = 'sh_target'::regnamespace AND l.lanname = 'internal' AND p.prokind = 'f';
+WHERE p.pronamespace = 'sh_target'::regnamespace AND l.lanname = 'internal' AND p.prokind = 'f'
+  AND p.proname NOT LIKE 'btcmp\_%';
+-- and the 7 btree comparison functions of the distance domain (integer_ops)
+-- are the built-in ones, members of that family for the right type pairs
+SELECT p.proname, p.prosrc, pg_get_function_identity_arguments(p.oid) AS args,
+       EXISTS (SELECT 1 FROM pg_amproc ap JOIN pg_opfamily f ON f.oid = ap.amprocfamily
+               WHERE ap.amproc = p.oid AND f.opfname = 'integer_ops'
+                 AND ap.amproclefttype = p.proargtypes[0] AND ap.amprocrighttype = p.proargtypes[1]) AS member
+FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+WHERE p.pronamespace = 'sh_target'::regnamespace AND l.lanname = 'internal' AND p.proname LIKE 'btcmp\_%'
+ORDER BY 1;
 
 --
 -- It works with the hostile search_path in place (schema-qualified access),

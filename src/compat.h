@@ -14,4 +14,25 @@
 #error "simhash requires PostgreSQL 15 or later"
 #endif
 
+/* 16: varlena macros moved out of postgres.h */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/* 16: a relation's storage is named by a RelFileLocator */
+#if PG_VERSION_NUM >= 160000
+#define SH_SMGR_LOCATOR(smgr)	(&(smgr)->smgr_rlocator.locator)
+#else
+#define SH_SMGR_LOCATOR(smgr)	(&(smgr)->smgr_rnode.node)
+#endif
+
+/* 18: vacuum_delay_point() says whether ANALYZE calls it */
+#if PG_VERSION_NUM >= 180000
+#define sh_vacuum_delay_point()		vacuum_delay_point(false)
+#define sh_analyze_delay_point()	vacuum_delay_point(true)
+#else
+#define sh_vacuum_delay_point()		vacuum_delay_point()
+#define sh_analyze_delay_point()	vacuum_delay_point()
+#endif
+
 #endif							/* SIMHASH_COMPAT_H */

@@ -84,7 +84,7 @@ compute_near_pairs(VacAttrStats *stats, AnalyzeAttrFetchFunc fetchfunc,
 		SimHash		a = fps[i];
 
 		if ((i & 255) == 0)
-			vacuum_delay_point();
+			sh_analyze_delay_point();
 		for (int j = i + 1; j < n; j++)
 			counts[simhash_hamming(a, fps[j])]++;
 	}

@@ -263,7 +263,7 @@ mih_buildempty(Relation index)
 	PageSetChecksumInplace(metapage, MIH_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, MIH_METAPAGE_BLKNO,
 			  (char *) metapage, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+	log_newpage(SH_SMGR_LOCATOR(RelationGetSmgr(index)), INIT_FORKNUM,
 				MIH_METAPAGE_BLKNO, metapage, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 	pfree(metapage);

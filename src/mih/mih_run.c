@@ -338,7 +338,7 @@ mih_leaf_iter_next(MihLeafIter *it)
 		if (it->next == InvalidBlockNumber)
 			return NULL;
 		if (it->strategy)
-			vacuum_delay_point();
+			sh_vacuum_delay_point();
 		buf = ReadBufferExtended(it->index, MAIN_FORKNUM, it->next, RBM_NORMAL, it->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);

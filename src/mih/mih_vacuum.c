@@ -184,7 +184,7 @@ vacuum_run(Relation index, BlockNumber runhead, IndexBulkDeleteCallback callback
 		{
 			vacuum_page(index, blk, cb, cbstate, &tlive, &tremoved, &blk,
 						MIH_PAGE_LEAF, strategy);
-			vacuum_delay_point();
+			sh_vacuum_delay_point();
 		}
 		if (j == 0)
 		{
@@ -225,7 +225,7 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	{
 		vacuum_page(index, blk, callback, callback_state, &live, &removed, &blk,
 					MIH_PAGE_PENDING, info->strategy);
-		vacuum_delay_point();
+		sh_vacuum_delay_point();
 	}
 
 	/* every run; counts come from table 0 */
@@ -351,7 +351,7 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 		uint16		type;
 		bool		garbage;
 
-		vacuum_delay_point();
+		sh_vacuum_delay_point();
 		if (reach_get(&reach, blk))
 			continue;
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
