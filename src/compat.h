@@ -26,6 +26,17 @@
 #define SH_SMGR_LOCATOR(smgr)	(&(smgr)->smgr_rnode.node)
 #endif
 
+/* 16: ownership checks take the catalog */
+#if PG_VERSION_NUM >= 160000
+#include "catalog/pg_class_d.h"
+#include "utils/acl.h"
+#define sh_class_ownercheck(relid, roleid) \
+	object_ownercheck(RelationRelationId, (relid), (roleid))
+#else
+#include "utils/acl.h"
+#define sh_class_ownercheck(relid, roleid)	pg_class_ownercheck((relid), (roleid))
+#endif
+
 /* 18: vacuum_delay_point() says whether ANALYZE calls it */
 #if PG_VERSION_NUM >= 180000
 #define sh_vacuum_delay_point()		vacuum_delay_point(false)

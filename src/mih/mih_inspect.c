@@ -69,7 +69,7 @@ mih_check_index_access(Oid indexoid, bool must_own)
 		not_simhash_index(indexoid);
 	if (must_own)
 	{
-		if (!pg_class_ownercheck(heapoid, GetUserId()))
+		if (!sh_class_ownercheck(heapoid, GetUserId()))
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(heapoid));
 	}
 	else

@@ -91,19 +91,19 @@ mih_walk_run(Relation index, BlockNumber runhead, MihPageVisitor visit, void *ar
 
 			for (int64 i = 0; i < nlevel; i++)
 			{
-				Page		page;
+				Page		inner;
 				MihInnerItem *items;
 				int			n;
 
 				buf = ReadBuffer(index, level[i]);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
-				page = BufferGetPage(buf);
-				mih_check_page(index, page, level[i], MIH_PAGE_INNER, serial, j);
+				inner = BufferGetPage(buf);
+				mih_check_page(index, inner, level[i], MIH_PAGE_INNER, serial, j);
 				/* children of level 1 are the leaves, visited above */
 				if (h > 1)
 				{
-					n = MihPageGetNItems(page, sizeof(MihInnerItem));
-					items = MihPageGetInner(page);
+					n = MihPageGetNItems(inner, sizeof(MihInnerItem));
+					items = MihPageGetInner(inner);
 					if (nbelow + n > cap)
 					{
 						cap = Max(cap * 2, nbelow + n);
