@@ -6,8 +6,10 @@
 #                                  print its near-duplicate groups (default corpus: Debian's
 #                                  /usr/share/doc/*/copyright and /usr/share/common-licenses/*;
 #                                  DIR replaces it with every regular file under DIR)
-#   bash tools/run.sh test         the same set-up, then every test suite; exits non-zero on
-#                                  any failure (this is what .ci/run calls)
+#   bash tools/run.sh test         the same set-up, then every test suite, on PostgreSQL 15
+#                                  and then on the versions in $SIMHASH_PG_MATRIX (default 17,
+#                                  built from source once: tools/pg_matrix.sh); exits non-zero
+#                                  on any failure (this is what .ci/run calls)
 #
 # Both are idempotent. The scratch server lives in $SIMHASH_RUN_DIR (default /tmp/simhash-run),
 # listens on port $SIMHASH_PORT (default 54329, Unix socket only) and is stopped at exit.
@@ -164,15 +166,20 @@ SQL
 }
 
 # Each suite: name, then the command. Failures are counted, not fatal, so every suite runs.
+# Exit status 3 means the suite could not run on this machine (skipped, said in the summary).
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
+SKIPPED_NAMES=()
 suite() {
-	local name=$1
+	local name=$1 rc=0
 	shift
 	log "suite: $name"
-	if "$@"; then
+	"$@" || rc=$?
+	if [ $rc -eq 0 ]; then
 		PASSED=$((PASSED + 1))
+	elif [ $rc -eq 3 ]; then
+		SKIPPED_NAMES+=("$name")
 	else
 		FAILED=$((FAILED + 1))
 		FAILED_NAMES+=("$name")
@@ -213,9 +220,15 @@ run_tests() {
 	suite "fuzz and valgrind" bash "$ROOT/test/run_fuzz.sh" "${SIMHASH_FUZZ_SECONDS:-30}"
 	suite "Debian package" bash "$ROOT/tools/package.sh"
 	suite "PGXN META.json" python3 "$ROOT/tools/check_meta.py"
+	# the other PostgreSQL versions, built from source (tools/pg_matrix.sh)
+	for major in ${SIMHASH_PG_MATRIX:-17}; do
+		suite "pg_regress (PostgreSQL $major)" bash "$ROOT/tools/pg_matrix.sh" regress "$major"
+		suite "TAP (PostgreSQL $major)" bash "$ROOT/tools/pg_matrix.sh" tap "$major"
+	done
 	log "summary"
 	[ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed suites: ${FAILED_NAMES[*]}"
-	echo "suites: $PASSED passed, $FAILED failed"
+	[ ${#SKIPPED_NAMES[@]} -gt 0 ] && echo "SKIPPED (cannot run here): ${SKIPPED_NAMES[*]}"
+	echo "suites: $PASSED passed, $FAILED failed, ${#SKIPPED_NAMES[@]} skipped"
 	[ "$FAILED" -eq 0 ]
 }
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# pg_matrix.sh: the suites on a PostgreSQL major version built from source (issue 15).
+# Debian 12 packages only PostgreSQL 15; other versions are built from their release
+# source into a prefix of their own, once: a finished build is reused.
+#
+#   bash tools/pg_matrix.sh build MAJOR     build (or reuse) PostgreSQL MAJOR; prints its prefix
+#   bash tools/pg_matrix.sh regress MAJOR   build the extension against it (-Werror), install
+#                                           it there, run pg_regress in a scratch cluster
+#   bash tools/pg_matrix.sh tap MAJOR       the TAP suites against it (two files at a time)
+#
+# Sources: 17 from $SIMHASH_PG17_TARBALL, else postgresql-17.6.tar.xz in ../shared/vendor/
+# beside this repository or in /work/shared/vendor/ (Debian's 17 source is not served here). Prefixes: $SIMHASH_PG_BUILDS/MAJOR (default /opt/simhash-pg/MAJOR);
+# a build is complete when MAJOR/.complete exists. A cold build of 17 takes about 4 minutes
+# on 2 cores. Run as root (the scratch cluster runs as the postgres OS user). Exit status 3:
+# skipped, because the version's source is not on this machine.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILDS=${SIMHASH_PG_BUILDS:-/opt/simhash-pg}
+WORK=${SIMHASH_RUN_DIR:-/tmp/simhash-run}/pg-matrix
+
+log() { printf '\n==> %s\n' "$*"; }
+pg() { runuser -u postgres -- "$@"; }
+
+# the first that exists of: $SIMHASH_PG17_TARBALL, ../shared/vendor/ beside this checkout,
+# the workspace's shared/vendor/ (a clone elsewhere, such as CI's)
+source_tarball() {
+	local f
+	case "$1" in
+		17)
+			for f in ${SIMHASH_PG17_TARBALL:-} "$ROOT/../shared/vendor/postgresql-17.6.tar.xz" \
+				/work/shared/vendor/postgresql-17.6.tar.xz; do
+				[ -f "$f" ] && { echo "$f"; return; }
+			done
+			echo "$ROOT/../shared/vendor/postgresql-17.6.tar.xz"
+			;;
+		*) echo "" ;;
+	esac
+}
+
+build_server() {
+	local major=$1 prefix=$BUILDS/$1 src
+	if [ -f "$prefix/.complete" ] && [ -x "$prefix/bin/pg_config" ]; then
+		log "PostgreSQL $major: reusing the build in $prefix ($("$prefix/bin/pg_config" --version))"
+		return 0
+	fi
+	src=$(source_tarball "$major")
+	if [ -z "$src" ] || [ ! -f "$src" ]; then
+		# not a test failure: the suites cannot run here (exit status 3, "skipped")
+		echo "pg_matrix.sh: SKIPPED: no source for PostgreSQL $major (looked for ${src:-nothing})" >&2
+		exit 3
+	fi
+	log "PostgreSQL $major: building from $(basename "$src") into $prefix (about 4 minutes)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		bison flex libreadline-dev zlib1g-dev libicu-dev pkg-config libipc-run-perl >/dev/null
+	rm -rf "$WORK/src-$major" "$prefix"
+	mkdir -p "$WORK/src-$major"
+	tar -xf "$src" -C "$WORK/src-$major" --strip-components=1
+	(
+		cd "$WORK/src-$major"
+		./configure --prefix="$prefix" --enable-tap-tests >"$WORK/configure-$major.log" 2>&1
+		make -j"$(nproc)" world-bin >"$WORK/make-$major.log" 2>&1
+		make install-world-bin >"$WORK/install-$major.log" 2>&1
+	) || {
+		tail -n 40 "$WORK"/*-"$major".log
+		return 1
+	}
+	rm -rf "$WORK/src-$major"
+	touch "$prefix/.complete"
+}
+
+# the extension, from the tracked files, built and installed into the prefix
+build_extension() {
+	local major=$1 prefix=$BUILDS/$1 dir=$WORK/ext-$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$dir")
+	make -C "$dir" -s PG_CONFIG="$prefix/bin/pg_config" COPT=-Werror
+	make -C "$dir" -s PG_CONFIG="$prefix/bin/pg_config" install >/dev/null
+	chown -R postgres "$dir"
+}
+
+regress() {
+	local major=$1 prefix=$BUILDS/$1 dir=$WORK/ext-$1 data=$WORK/data-$1 port=$((54400 + $1))
+	build_extension "$major"
+	mkdir -p "$WORK"
+	chown postgres "$WORK"
+	rm -rf "$data"
+	pg "$prefix/bin/initdb" -D "$data" -E UTF8 --locale=C.UTF-8 -A trust >/dev/null
+	pg "$prefix/bin/pg_ctl" -D "$data" -l "$WORK/server-$major.log" -w \
+		-o "-p $port -k $WORK -c listen_addresses=''" start >/dev/null
+	local rc=0
+	PGHOST=$WORK PGPORT=$port PGUSER=postgres \
+		pg make -C "$dir" -s PG_CONFIG="$prefix/bin/pg_config" installcheck || rc=$?
+	pg "$prefix/bin/pg_ctl" -D "$data" -m fast stop >/dev/null || true
+	if [ $rc -ne 0 ] && [ -f "$dir/regression.diffs" ]; then
+		cat "$dir/regression.diffs"
+	fi
+	return $rc
+}
+
+tap() {
+	local major=$1 prefix=$BUILDS/$1 dir=$WORK/ext-$1
+	[ -f "$dir/Makefile" ] || build_extension "$major"
+	local rc=0
+	pg make -C "$dir" -s PG_CONFIG="$prefix/bin/pg_config" tapcheck TAP_TESTDIR="$dir" \
+		PROVE_FLAGS='--timer -j2' || rc=$?
+	if [ $rc -ne 0 ]; then
+		for f in "$dir"/tmp_check/log/regress_log_*; do
+			[ -f "$f" ] && { echo "---- $f (tail)"; tail -n 40 "$f"; }
+		done
+	fi
+	return $rc
+}
+
+case "${1:-}" in
+	build) build_server "$2" ;;
+	regress) build_server "$2" && regress "$2" ;;
+	tap) build_server "$2" && tap "$2" ;;
+	*)
+		echo "usage: bash tools/pg_matrix.sh build|regress|tap MAJOR" >&2
+		exit 2
+		;;
+esac
