@@ -9,7 +9,8 @@
 #   bash tools/pg_matrix.sh tap MAJOR       the TAP suites against it (two files at a time)
 #
 # Sources: 17 from $SIMHASH_PG17_TARBALL, else postgresql-17.6.tar.xz in ../shared/vendor/
-# beside this repository or in /work/shared/vendor/ (Debian's 17 source is not served here). Prefixes: $SIMHASH_PG_BUILDS/MAJOR (default /opt/simhash-pg/MAJOR);
+# beside this repository or in /work/shared/vendor/ (Debian's 17 source is not served here);
+# 18 from Debian's postgresql-18 source package, fetched with a deb-src entry for sid. Prefixes: $SIMHASH_PG_BUILDS/MAJOR (default /opt/simhash-pg/MAJOR);
 # a build is complete when MAJOR/.complete exists. A cold build of 17 takes about 4 minutes
 # on 2 cores. Run as root (the scratch cluster runs as the postgres OS user). Exit status 3:
 # skipped, because the version's source is not on this machine.
@@ -34,8 +35,34 @@ source_tarball() {
 			done
 			echo "$ROOT/../shared/vendor/postgresql-17.6.tar.xz"
 			;;
+		18)
+			# Debian's postgresql-18 source package (sid): its .orig tarball is the 18.6 release
+			f=$(ls "$WORK"/dl-18/postgresql-18_*.orig.tar.* 2>/dev/null | head -n 1)
+			if [ -z "$f" ]; then
+				ensure_sid_sources >&2
+				mkdir -p "$WORK/dl-18"
+				(cd "$WORK/dl-18" && apt-get source --download-only -qq postgresql-18 >&2) || true
+				f=$(ls "$WORK"/dl-18/postgresql-18_*.orig.tar.* 2>/dev/null | head -n 1)
+			fi
+			echo "$f"
+			;;
 		*) echo "" ;;
 	esac
+}
+
+# a deb-src entry for sid (source packages only: sid's binaries need a newer libc)
+ensure_sid_sources() {
+	local f=/etc/apt/sources.list.d/simhash-sid-src.sources
+	if ! grep -rqs 'Types: deb-src' /etc/apt/sources.list.d/ || ! grep -rqs 'Suites: sid' /etc/apt/sources.list.d/; then
+		cat >"$f" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: sid
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	fi
+	apt-get update -qq
 }
 
 build_server() {

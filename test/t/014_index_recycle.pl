@@ -90,8 +90,19 @@ note("index after VACUUM: $vac->{runs} runs, $vac->{pending} pending entries, "
 # the undetectable deadlock: B's VACUUM runs while A asks for a lock VACUUM
 # conflicts with; neither may wait for the other
 my $sb = $node->background_psql('postgres', on_error_stop => 0);
+my $bpid = $sb->query_safe('SELECT pg_backend_pid()');
 $node->safe_psql('postgres', 'INSERT INTO t (fp) SELECT rfp() FROM generate_series(1, 2000)');
 $sb->query_until(qr/started/, "\\echo started\nSET statement_timeout = '20s';\nVACUUM t;\n");
+# B's VACUUM must hold its table lock before A asks for it (or be done): if A
+# got there first, B would rightly wait for A's transaction, which is not
+# what this checks
+ok( $node->poll_query_until(
+		'postgres', qq{
+SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $bpid AND relation = 't'::regclass
+                 AND mode = 'ShareUpdateExclusiveLock' AND granted)
+    OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $bpid AND state = 'idle'
+                 AND query LIKE 'VACUUM t%')}),
+	'the concurrent VACUUM has its table lock (or is done)');
 my (undef, $ret) = $sa->query("SET lock_timeout = '20s'; ANALYZE t;");
 is($ret, 0, 'the cursor\'s session takes a lock VACUUM also wants, without a hang')
   or diag($sa->{stderr});
