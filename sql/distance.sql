@@ -204,6 +204,9 @@ DROP TABLE sh_dist_pairs;
 CREATE TABLE sh_dist_col AS
     SELECT g AS id, (g % 65)::simhash_distance AS d FROM generate_series(1, 6500) g;
 CREATE INDEX sh_dist_col_d ON sh_dist_col (d);
+-- (an index on id too, so that with sequential scans off no node is disabled:
+-- PostgreSQL 18 prints "Disabled: true" under such a node)
+CREATE INDEX sh_dist_col_id ON sh_dist_col (id);
 ANALYZE sh_dist_col;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM sh_dist_col WHERE d <= 3;

@@ -43,6 +43,9 @@ SELECT count(*) AS not_v2 FROM up_docs WHERE fp <> simhash(body);
 SELECT (simhash_index_verify('up_fp_idx')).heap_tuples_checked AS fp_idx_rows,
        (simhash_index_verify('up_expr_idx')).heap_tuples_checked AS expr_idx_rows;
 CREATE TEMP TABLE up_q AS SELECT simhash('document 7: the same words again and again, the same words 7, 後 0'::text) AS q;
+-- indexed, so that with sequential scans disabled no plan node reads as disabled
+-- (PostgreSQL 18 prints "Disabled: true" under such a node)
+CREATE INDEX up_q_idx ON up_q (q);
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM up_docs, up_q WHERE fp <~> q <= 14;
