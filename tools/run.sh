@@ -7,7 +7,7 @@
 #                                  /usr/share/doc/*/copyright and /usr/share/common-licenses/*;
 #                                  DIR replaces it with every regular file under DIR)
 #   bash tools/run.sh test         the same set-up, then every test suite, on PostgreSQL 15
-#                                  and then on the versions in $SIMHASH_PG_MATRIX (default 17,
+#                                  and then on the versions in $SIMHASH_PG_MATRIX (default 17 18,
 #                                  built from source once: tools/pg_matrix.sh); exits non-zero
 #                                  on any failure (this is what .ci/run calls)
 #
@@ -221,7 +221,7 @@ run_tests() {
 	suite "Debian package" bash "$ROOT/tools/package.sh"
 	suite "PGXN META.json" python3 "$ROOT/tools/check_meta.py"
 	# the other PostgreSQL versions, built from source (tools/pg_matrix.sh)
-	for major in ${SIMHASH_PG_MATRIX:-17}; do
+	for major in ${SIMHASH_PG_MATRIX:-17 18}; do
 		suite "pg_regress (PostgreSQL $major)" bash "$ROOT/tools/pg_matrix.sh" regress "$major"
 		suite "TAP (PostgreSQL $major)" bash "$ROOT/tools/pg_matrix.sh" tap "$major"
 	done
