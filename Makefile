@@ -24,10 +24,11 @@ include $(PGXS)
 $(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/mih/*.h)
 
 # VPATH builds (pg_buildext builds in build-<version>/, make -f ../Makefile
-# VPATH=..): the object directories do not exist there yet, and the
-# dedup_script suite runs examples/dedup.sql from the current directory
+# VPATH=..): the object directories do not exist there yet, and suites
+# include examples/dedup.sql and test/regress/*.sql from the current directory
 ifneq ($(abspath $(srcdir)),$(CURDIR))
-$(shell mkdir -p src/mih && ln -sfn $(abspath $(srcdir))/examples examples)
+$(shell mkdir -p src/mih && ln -sfn $(abspath $(srcdir))/examples examples && \
+	ln -sfn $(abspath $(srcdir))/test test)
 endif
 
 # TAP suites (test/t/*.pl, PostgreSQL::Test::Cluster). initdb refuses root,

@@ -20,22 +20,8 @@ RESET client_min_messages;
 -- each integer type for the non-constant tests, with NULLs and extremes.
 --
 \set q '''0123456789abcdef''::simhash'
--- EXPLAIN text that reads the same on every supported PostgreSQL version:
--- 17 names an InitPlan's value (InitPlan 1).col1 where 15 says $0, and
--- prints "InitPlan 1" without "(returns $0)"; lines matching drop_line are
--- left out (for what one version prints and another does not).
-CREATE OR REPLACE FUNCTION sh_explain_portable(options text, query text, drop_line text DEFAULT NULL)
-RETURNS SETOF text LANGUAGE plpgsql AS $fn$
-DECLARE
-    line text;
-BEGIN
-    FOR line IN EXECUTE format('EXPLAIN (%s) %s', options, query) LOOP
-        CONTINUE WHEN drop_line IS NOT NULL AND line ~ drop_line;
-        line := regexp_replace(line, '\(InitPlan 1\)\.col1', '$0', 'g');
-        RETURN NEXT regexp_replace(line, 'InitPlan 1$', 'InitPlan 1 (returns $0)');
-    END LOOP;
-END
-$fn$;
+-- sh_explain_portable(): EXPLAIN text alike on every supported version
+\ir test/regress/explain_portable.sql
 CREATE TABLE sh_rw (id int PRIMARY KEY, fp simhash, ref int4, k2 int2, k4 int4, k8 int8);
 INSERT INTO sh_rw (id, fp)
     SELECT g, :q # (repeat('1', (g - 1) % 65) || repeat('0', 64 - (g - 1) % 65))::bit(64)::simhash

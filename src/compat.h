@@ -27,13 +27,12 @@
 #endif
 
 /* 16: ownership checks take the catalog */
+#include "utils/acl.h"
 #if PG_VERSION_NUM >= 160000
 #include "catalog/pg_class_d.h"
-#include "utils/acl.h"
 #define sh_class_ownercheck(relid, roleid) \
 	object_ownercheck(RelationRelationId, (relid), (roleid))
 #else
-#include "utils/acl.h"
 #define sh_class_ownercheck(relid, roleid)	pg_class_ownercheck((relid), (roleid))
 #endif
 
