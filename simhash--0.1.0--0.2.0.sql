@@ -124,3 +124,14 @@ BEGIN
     END LOOP;
 END
 $gen$;
+
+-- simhash_index_info: run_tables says which tables (blocks) each run serves. VACUUM folds
+-- one table at a time (to bound the index's size), so a run may serve only some tables;
+-- entries counts each entry of the runs once (run_entries no longer sums to it).
+DROP FUNCTION @extschema@.simhash_index_info(pg_catalog.regclass);
+CREATE FUNCTION @extschema@.simhash_index_info(index pg_catalog.regclass,
+    OUT version pg_catalog.int4, OUT blocks pg_catalog.int4, OUT block_masks @extschema@.simhash[],
+    OUT runs pg_catalog.int4, OUT run_entries pg_catalog.int8[],
+    OUT pending_entries pg_catalog.int8, OUT pending_pages pg_catalog.int8,
+    OUT retired pg_catalog.int4, OUT entries pg_catalog.int8, OUT run_tables pg_catalog.text[])
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;

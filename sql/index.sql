@@ -373,7 +373,7 @@ FROM (VALUES ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 64$$),
      sh_idx_check(s.stmt, p.path) c ORDER BY stmt, path;
 -- NULL fingerprints are not indexed: the index holds count(fp) entries
 SELECT (SELECT count(fp) FROM sh_idx) AS non_null_rows,
-       (SELECT sum(e) FROM simhash_index_info('sh_idx_fp') i, unnest(i.run_entries) e)
+       (SELECT entries FROM simhash_index_info('sh_idx_fp'))
            + (SELECT pending_entries FROM simhash_index_info('sh_idx_fp')) AS index_entries;
 -- several conditions on the column: all are index conditions, every one is
 -- checked; and OR: a BitmapOr of two index scans
@@ -526,10 +526,10 @@ INSERT INTO sh_idx
     FROM generate_series(3201, 4500) g;
 -- two runs or more and a pending list; every fingerprint counted once
 SELECT runs >= 2 AS several_runs, pending_entries > 0 AS pending,
-       (SELECT sum(e) FROM unnest(run_entries) e) + pending_entries AS entries,
+       entries + pending_entries AS entries,
        (SELECT count(fp) FROM sh_idx) AS non_null_rows
 FROM simhash_index_info('sh_idx_fp');
-SELECT (i.runs, (SELECT sum(e) FROM unnest(i.run_entries) e), i.pending_entries)
+SELECT (i.runs, i.entries, i.pending_entries)
            = (v.runs, v.run_entries, v.pending_entries) AS verify_agrees,
        v.heap_tuples_checked
 FROM simhash_index_info('sh_idx_fp') i, simhash_index_verify('sh_idx_fp') v;
@@ -552,7 +552,7 @@ DECLARE
     before int[];
     want int[];
 BEGIN
-    SELECT ARRAY[runs, (SELECT sum(e)::int FROM unnest(run_entries) e), pending_entries::int]
+    SELECT ARRAY[runs, entries::int, pending_entries::int]
         INTO before FROM simhash_index_info('sh_idx_fp');
     PERFORM sh_idx_path('index');
     OPEN cur FOR SELECT s.id FROM sh_idx s WHERE fp <~> 'c4ca4238a0b92382' <= 22;
@@ -562,7 +562,7 @@ BEGIN
     END LOOP;
     INSERT INTO sh_idx SELECT g, ('x' || left(md5(g::text), 16))::bit(64)::simhash
         FROM generate_series(4501, 6000) g;
-    SELECT ARRAY[runs, (SELECT sum(e)::int FROM unnest(run_entries) e), pending_entries::int] <> before,
+    SELECT ARRAY[runs, entries::int, pending_entries::int] <> before,
            retired > 0
         INTO merged, retired_during FROM simhash_index_info('sh_idx_fp');
     LOOP
@@ -599,7 +599,7 @@ SELECT * FROM sh_idx_sweep('sh_idx', '{index}');
 VACUUM sh_idx;
 -- VACUUM merged the pending list and the dead entries away
 SELECT pending_entries,
-       (SELECT sum(e) FROM unnest(run_entries) e) + pending_entries AS entries,
+       entries + pending_entries AS entries,
        (SELECT count(fp) FROM sh_idx) AS non_null_rows
 FROM simhash_index_info('sh_idx_fp');
 SELECT run_entries::int8 AS verify_entries, heap_tuples_checked FROM simhash_index_verify('sh_idx_fp');
@@ -608,15 +608,45 @@ SELECT run_entries::int8 AS verify_entries, heap_tuples_checked FROM simhash_ind
 INSERT INTO sh_idx SELECT g + 10000, sh_idx_flip(fp, 1, g) FROM sh_idx s(g) WHERE g % 3 = 1 AND g <= 3000;
 SELECT * FROM sh_idx_sweep('sh_idx');
 
+-- VACUUM folds one table at a time: table j of every run serving it becomes
+-- a run serving table j alone, and the next table is folded only once the
+-- pages the last fold replaced can be reused, so the index never needs room
+-- for two copies of itself. Here nothing else runs, and a page is reusable
+-- once a transaction ID was consumed after it was replaced (no snapshot can
+-- see it then): each round of txid_current() and VACUUM folds one table.
+SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
+SELECT txid_current() IS NOT NULL AS xid;
+VACUUM sh_idx;
+SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
+SELECT * FROM sh_idx_sweep('sh_idx', '{index}');
+SELECT txid_current() IS NOT NULL AS xid;
+VACUUM sh_idx;
+SELECT txid_current() IS NOT NULL AS xid;
+VACUUM sh_idx;
+SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
+SELECT * FROM sh_idx_sweep('sh_idx', '{index}');
+SELECT txid_current() IS NOT NULL AS xid;
+VACUUM sh_idx;
+-- every table folded: a run per table, each holding every entry once
+SELECT runs, run_tables, entries + pending_entries = (SELECT count(fp) FROM sh_idx) AS each_once,
+       (SELECT bool_and(e = entries) FROM unnest(run_entries) e) AS all_equal
+FROM simhash_index_info('sh_idx_fp');
+SELECT runs, run_entries = (SELECT entries FROM simhash_index_info('sh_idx_fp')) AS run_entries_once
+FROM simhash_index_verify('sh_idx_fp');
+SELECT * FROM sh_idx_sweep('sh_idx');
+-- nothing left worth folding: VACUUM changes nothing
+SELECT txid_current() IS NOT NULL AS xid;
+VACUUM sh_idx;
+SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
+
 -- a few deletes in a large run: VACUUM marks them dead in place (the run
 -- keeps its size, dead entries included) rather than rewriting it
-VACUUM sh_idx;
-SELECT runs AS runs_before, (SELECT sum(e) FROM unnest(run_entries) e) AS entries_before
+SELECT runs AS runs_before, entries AS entries_before
 FROM simhash_index_info('sh_idx_fp') \gset
 DELETE FROM sh_idx WHERE id % 50 = 1;
 VACUUM sh_idx;
 SELECT runs = :runs_before AS same_runs,
-       (SELECT sum(e) FROM unnest(run_entries) e) = :entries_before AS same_entries,
+       entries = :entries_before AS same_entries,
        (SELECT count(fp) FROM sh_idx) < :entries_before AS fewer_rows
 FROM simhash_index_info('sh_idx_fp');
 INSERT INTO sh_idx SELECT g, ('x' || left(md5(g::text), 16))::bit(64)::simhash
@@ -638,24 +668,24 @@ SELECT * FROM sh_idx_sweep('sh_idx');
 -- build the index again: one run, the options kept.
 --
 VACUUM FULL sh_idx;
-SELECT runs, pending_entries, (SELECT sum(e) FROM unnest(run_entries) e) AS entries,
+SELECT runs, pending_entries, entries AS entries,
        (SELECT count(fp) FROM sh_idx) AS non_null_rows
 FROM simhash_index_info('sh_idx_fp');
 SELECT * FROM sh_idx_check($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 6$$);
 SELECT * FROM sh_idx_check($$SELECT id FROM sh_idx WHERE fp <~> 'ffffffffffffffff' <= 24$$, 'bitmap');
 REINDEX INDEX sh_idx_fp;
-SELECT runs, pending_entries, (SELECT sum(e) FROM unnest(run_entries) e) AS entries
+SELECT runs, pending_entries, entries AS entries
 FROM simhash_index_info('sh_idx_fp');
 SELECT * FROM sh_idx_check($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 6$$);
 REINDEX INDEX CONCURRENTLY sh_idx_fp;
-SELECT c.reloptions, i.runs, i.pending_entries, (SELECT sum(e) FROM unnest(i.run_entries) e) AS entries
+SELECT c.reloptions, i.runs, i.pending_entries, i.entries AS entries
 FROM pg_class c, simhash_index_info(c.oid) i WHERE c.relname = 'sh_idx_fp';
 SELECT * FROM sh_idx_check($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 6$$);
 REINDEX TABLE sh_idx;
 SELECT * FROM sh_idx_check($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 6$$, 'bitmap');
 DROP INDEX sh_idx_fp;
 CREATE INDEX CONCURRENTLY sh_idx_fp ON sh_idx USING simhash (fp) WITH (blocks = 5);
-SELECT i.indisvalid, i.indisready, s.blocks, s.runs, (SELECT sum(e) FROM unnest(s.run_entries) e) AS entries
+SELECT i.indisvalid, i.indisready, s.blocks, s.runs, s.entries AS entries
 FROM pg_index i, simhash_index_info(i.indexrelid) s WHERE i.indexrelid = 'sh_idx_fp'::regclass;
 SELECT * FROM sh_idx_sweep('sh_idx', '{index}', (SELECT array_agg(r) FROM generate_series(0, 64) r));
 
@@ -688,7 +718,7 @@ SELECT r, c.* FROM generate_series(0, 64, 8) r,
      sh_idx_check(format($$SELECT id, fp FROM sh_idx_empty WHERE fp <~> 'c4ca4238a0b92382' <= %s$$, r)) c ORDER BY r;
 INSERT INTO sh_idx_empty SELECT g, ('x' || left(md5(g::text), 16))::bit(64)::simhash
     FROM generate_series(1001, 2500) g;
-SELECT runs >= 1 AS has_runs, (SELECT sum(e) FROM unnest(run_entries) e) + pending_entries AS entries,
+SELECT runs >= 1 AS has_runs, entries + pending_entries AS entries,
        (SELECT count(fp) FROM sh_idx_empty) AS non_null_rows
 FROM simhash_index_info('sh_idx_empty_fp');
 SELECT * FROM sh_idx_sweep('sh_idx_empty', '{index}');
@@ -704,7 +734,7 @@ CREATE INDEX sh_idx_unlogged_fp ON sh_idx_unlogged USING simhash (fp) WITH (pend
 SELECT relpersistence FROM pg_class WHERE relname = 'sh_idx_unlogged_fp';
 INSERT INTO sh_idx_unlogged SELECT g, sh_idx_flip(('x' || left(md5((g - 1500)::text), 16))::bit(64)::simhash, g % 5, g)
     FROM generate_series(1501, 2400) g;
-SELECT blocks, runs, (SELECT sum(e) FROM unnest(run_entries) e) + pending_entries AS entries
+SELECT blocks, runs, entries + pending_entries AS entries
 FROM simhash_index_info('sh_idx_unlogged_fp');
 SELECT * FROM sh_idx_sweep('sh_idx_unlogged');
 TRUNCATE sh_idx_unlogged;

@@ -12,6 +12,11 @@
  *   static B+tree whose leaves hold every entry (fingerprint, heap TID) of
  *   the run sorted by (fp & mask[j], fp). Entries whose block j equals a
  *   probe value are therefore contiguous and found by one descent.
+ * - A run may serve only some tables: VACUUM folds one table at a time
+ *   (mih_merge.c), writing a run with table j alone from every run that
+ *   has table j, which then stop serving it (run_gone on the metapage).
+ *   The invariant every search relies on: for each table j, the runs that
+ *   serve j hold every merged entry exactly once between them.
  * - Inserts append to the pending list, scanned linearly by every search.
  *   When it passes its limit, its sealed pages become a new run, and runs
  *   of similar size are merged (an LSM tree, size-tiered), so N rows need
@@ -171,7 +176,10 @@ mih_inner_key(const MihInnerItem *it)
 
 /* ---- run header page ---- */
 /* MihRunHeader.flags */
-#define MIH_RUN_VACUUMING	0x0001	/* a bulk delete began marking this run */
+#define MIH_RUN_VACUUMING	0x0001	/* a bulk delete began marking this run, or
+										 * it was merged from one that was: its
+										 * dead marks may disagree with other
+										 * tables' (see mih_vacuum.c) */
 
 typedef struct MihRunHeader
 {
@@ -197,9 +205,30 @@ typedef struct MihRunHeader
 typedef struct MihRetired
 {
 	BlockNumber head;			/* a run header, or the first pending page */
-	BlockNumber pending_stop;	/* pending chain: first page NOT retired */
+	BlockNumber extent;			/* pending chain: first page NOT retired; a
+								 * run: MIH_RETIRED_WHOLE_RUN, or
+								 * MIH_RETIRED_PART with the tables retired
+								 * and whether its header is */
 	bool		is_run;
 } MihRetired;
+
+#define MIH_RETIRED_WHOLE_RUN	InvalidBlockNumber
+#define MIH_RETIRED_PART		0x40000000
+#define MIH_RETIRED_HEADER		0x20000000
+#define MIH_RETIRED_TABLES		0x0000FFFF
+
+/* which pages of a run a retired entry names: tables (a bit each) and header */
+static inline uint32
+mih_retired_run_tables(const MihRetired *r, int ntables, bool *header)
+{
+	if (r->extent == MIH_RETIRED_WHOLE_RUN)
+	{
+		*header = true;
+		return (uint32) ((1 << ntables) - 1);
+	}
+	*header = (r->extent & MIH_RETIRED_HEADER) != 0;
+	return r->extent & MIH_RETIRED_TABLES;
+}
 
 /* A retired list entry on a MIH_PAGE_RETIRED page. */
 typedef struct MihRetiredEntry
@@ -248,7 +277,23 @@ typedef struct MihMetaPageData
 	BlockNumber retired_last;
 	int64		retired_spilled;	/* entries on the chain */
 	FullTransactionId retired_xid[MIH_MAX_RETIRED];
+
+	/*
+	 * Appended for table folds, compatibly (zeros: every run serves every
+	 * table): bit j set when run r no longer serves table j, whose entries
+	 * a later run holds (see mih_merge.c). Kept parallel to runs[].
+	 */
+	uint16		run_gone[MIH_MAX_RUNS];
 } MihMetaPageData;
+
+/* the tables run r of a metapage serves, a bit each */
+static inline uint32
+mih_run_tables(const MihMetaPageData *meta, int r)
+{
+	return ((uint32) ((1 << meta->nblocks) - 1)) & ~(uint32) meta->run_gone[r];
+}
+
+#define MIH_ALL_TABLES(nblocks)	((uint32) ((1 << (nblocks)) - 1))
 
 #define MihPageGetMeta(page) ((MihMetaPageData *) PageGetContents(page))
 
@@ -288,6 +333,7 @@ extern void mih_init_metapage(Page page, int nblocks);
 extern void mih_default_masks(int nblocks, uint64 *masks);
 extern MihOptions *mih_get_options(Relation index);
 extern void mih_check_metapage(Relation index, Page metapage);
+extern void mih_meta_cover(Page metapage);
 extern void mih_mark_free(Relation index, Buffer buf);
 extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 						   uint32 serial, int table);
@@ -301,6 +347,7 @@ extern MihRunWriter *mih_run_writer_begin(Relation index, int nblocks,
 extern void mih_run_writer_table(MihRunWriter *w, int table);
 extern void mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid);
 extern void mih_run_writer_end_table(MihRunWriter *w);
+extern void mih_run_writer_flag(MihRunWriter *w, uint32 flags);
 extern BlockNumber mih_run_writer_finish(MihRunWriter *w, int64 *nentries);
 
 extern void mih_sort_entries(MihEntry *entries, int64 n, uint64 mask);
@@ -308,19 +355,19 @@ extern BlockNumber mih_write_run_from_array(Relation index, int nblocks,
 											const uint64 *masks, MihEntry *entries,
 											int64 n, uint64 serial, bool wal);
 extern BlockNumber mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
-								  const BlockNumber *runs, int nruns,
-								  MihEntry *extra, int64 nextra,
-								  uint64 serial, bool wal, int64 *nentries,
-								  BufferAccessStrategy vacuum_strategy);
+								  const BlockNumber *runs, const uint32 *run_tables,
+								  int nruns, MihEntry *extra, int64 nextra,
+								  uint32 tables, uint64 serial, bool wal,
+								  int64 *nentries, BufferAccessStrategy vacuum_strategy);
 /* ---- mih_recycle.c: walking a run's pages, the retired list ---- */
 typedef void (*MihPageVisitor) (BlockNumber blk, void *arg);
 typedef void (*MihRetiredVisitor) (const MihRetired *r, BlockNumber chain_page, void *arg);
-extern void mih_walk_run(Relation index, BlockNumber runhead, MihPageVisitor visit,
-						 void *arg, MihRunHeader *hdr);
+extern void mih_walk_run(Relation index, BlockNumber runhead, uint32 tables, bool header,
+						 MihPageVisitor visit, void *arg, MihRunHeader *hdr);
 extern void mih_meta_update_layout(Relation index, Buffer metabuf);
 extern void mih_retired_reserve(Relation index, int n);
 extern void mih_retired_add(MihMetaPageData *meta, BlockNumber head,
-							BlockNumber pending_stop, bool is_run);
+							BlockNumber extent, bool is_run);
 extern void mih_recycle_retired(Relation index);
 extern int64 mih_retired_count(Relation index, const MihMetaPageData *meta);
 extern void mih_retired_foreach(Relation index, const MihMetaPageData *meta,

@@ -13,6 +13,8 @@
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
 #include "utils/syscache.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -193,9 +195,11 @@ simhash_index_info(PG_FUNCTION_ARGS)
 	Buffer		metabuf;
 	MihMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false, false, false, false, false, false, false, false};
+	Datum		values[10];
+	bool		nulls[10] = {false, false, false, false, false, false, false, false, false, false};
+	int64		entries = 0;
 	Datum	   *runsizes;
+	Datum	   *runtables;
 	Datum	   *masks;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -208,8 +212,23 @@ simhash_index_info(PG_FUNCTION_ARGS)
 	UnlockReleaseBuffer(metabuf);
 
 	runsizes = palloc(Max(meta.nruns, 1) * sizeof(Datum));
+	runtables = palloc(Max(meta.nruns, 1) * sizeof(Datum));
 	for (int i = 0; i < meta.nruns; i++)
+	{
+		StringInfoData buf;
+		uint32		tables = mih_run_tables(&meta, i);
+
 		runsizes[i] = Int64GetDatum(meta.run_entries[i]);
+		/* the runs serving table 0 hold each entry once */
+		if (tables & 1)
+			entries += meta.run_entries[i];
+		/* the tables run i serves, as "0,1,2,3" */
+		initStringInfo(&buf);
+		for (int j = 0; j < meta.nblocks; j++)
+			if (tables & (1 << j))
+				appendStringInfo(&buf, "%s%d", buf.len > 0 ? "," : "", j);
+		runtables[i] = CStringGetTextDatum(buf.data);
+	}
 	masks = palloc(meta.nblocks * sizeof(Datum));
 	for (int j = 0; j < meta.nblocks; j++)
 		masks[j] = SimHashGetDatum(meta.masks[j]);
@@ -227,6 +246,13 @@ simhash_index_info(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum(meta.pending_pages);
 	/* entries waiting to be recycled, on the metapage and on its chain */
 	values[7] = Int32GetDatum((int32) Min(mih_retired_count(index, &meta), PG_INT32_MAX));
+	/* entries and run_tables came with extension 0.2.0; 0.1.0's declaration lacks them */
+	if (tupdesc->natts > 8)
+	{
+		values[8] = Int64GetDatum(entries);
+		values[9] = PointerGetDatum(construct_array(runtables, meta.nruns, TEXTOID, -1, false,
+													TYPALIGN_INT));
+	}
 	relation_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -1,9 +1,26 @@
 /*
  * mih_merge.c
- *		When and what to merge: the pending list becomes a run, and runs of
- *		similar size are merged (an LSM tree, size-tiered), so N rows need
- *		O(log N) runs. Inserts merge small amounts inline; VACUUM merges
- *		whatever is worth rewriting.
+ *		When and what to merge. Two kinds of merge:
+ *
+ * - A flush: the pending list becomes a run serving every table, merged
+ *   with runs of similar size that also serve every table (an LSM tree,
+ *   size-tiered), so N inserted rows need O(log N) runs. Inserts flush
+ *   inline, in small amounts; VACUUM flushes too.
+ * - A table fold, by VACUUM only: table j of every run that serves it is
+ *   merged into a new run that serves table j alone, and those runs stop
+ *   serving j (the metapage's run_gone). A run that serves no table any
+ *   more is retired whole.
+ *
+ * Why fold one table at a time: a merge writes its new run beside the runs
+ * it replaces, which stay readable until no snapshot can reach them
+ * (mih_recycle.c). Rewriting every table at once (as this index did until
+ * 0.2.0) made the file twice the size of its entries after every VACUUM,
+ * since nothing could reuse the old pages while they were written. A fold
+ * rewrites 1/m of the index; VACUUM folds the next table only once the pages
+ * still waiting to be recycled and the next fold fit in a third of the
+ * index, so the file stays within about 1 + 1/m + 1/3 of what its entries
+ * need, whatever scans are open. Between folds, every table is still served
+ * by runs that hold each entry once, so searches stay exact throughout.
  *
  * A merge writes its new run completely (mih_run.c) before one WAL-logged
  * metapage update swaps it in and retires what it replaced (mih_recycle.c).
@@ -19,25 +36,40 @@
 /*
  * The policy, each threshold with its reason:
  *
- * - A run joins a merge when it holds at most MIH_TIER_RATIO times what the
- *   merge already takes (the pending entries and the smaller runs). Runs
- *   then grow geometrically, and each entry is rewritten O(log N) times.
- * - When the run list is within MIH_RUNS_HEADROOM of full, the smallest
- *   runs are merged whatever their sizes, so the list never overflows.
- * - An insert merges inline only while the merge stays below
- *   MIH_MAX_INLINE_MERGE entries (mih.h): a larger one is left to VACUUM,
- *   so no single insert pays for rewriting the whole index.
- * - VACUUM merges every run when the runs other than the largest hold
+ * - A flush takes a run (serving every table) when it holds at most
+ *   MIH_TIER_RATIO times what the merge already takes (the pending entries
+ *   and the smaller runs). Runs then grow geometrically, and each entry is
+ *   rewritten O(log N) times.
+ * - A flush stays below 1/MIH_FLUSH_SHARE of the index's entries (but may
+ *   always take MIH_FLUSH_MIN), and below MIH_MAX_INLINE_MERGE (mih.h), from
+ *   an insert and from VACUUM alike: no single insert pays for rewriting the
+ *   whole index, and no flush needs room for a large share of it beside the
+ *   rest. Rewriting large runs is left to table folds, whose space is bounded.
+ *   As the index grows the share grows, so runs that stopped flushing become
+ *   small enough to flush together again: the run count stays bounded.
+ * - When the run list is within MIH_RUNS_HEADROOM of full, a flush takes the
+ *   smallest runs whatever their sizes; if runs serving only some tables
+ *   still crowd it, it takes every run (each table of the new run is then
+ *   merged from all the runs serving it), so the list never overflows.
+ * - VACUUM folds table j when the runs serving j other than the largest hold
  *   1/MIH_VACUUM_FOLD_DIVISOR of the largest (searches then probe one run
- *   instead of many), and any run of which 1/MIH_VACUUM_DEAD_DIVISOR is
- *   dead entries (rewriting drops them).
+ *   per table instead of many), or when 1/MIH_VACUUM_DEAD_DIVISOR of a run
+ *   serving j is dead entries (rewriting drops them). The table served by
+ *   the most runs goes first.
+ * - VACUUM folds a further table only while the entries waiting in retired
+ *   runs plus the fold's fit in 1/MIH_FOLD_SPACE_DIVISOR of the index's
+ *   entries (or nothing waits: then a fold always goes ahead, so folding
+ *   never stops for good).
  * - The pending entries one merge reads are bounded by maintenance_work_mem;
  *   the rest of the pending list waits for the next merge.
  */
 #define MIH_TIER_RATIO			2
+#define MIH_FLUSH_SHARE			8
+#define MIH_FLUSH_MIN			16384
 #define MIH_RUNS_HEADROOM		2
 #define MIH_VACUUM_FOLD_DIVISOR 20
 #define MIH_VACUUM_DEAD_DIVISOR 10
+#define MIH_FOLD_SPACE_DIVISOR	3
 
 typedef struct MergePlan
 {
@@ -49,9 +81,12 @@ typedef struct MergePlan
 	int64		npending_live;
 	int64		npending_all;
 	uint32		npending_pages;
-	/* the runs merged */
+	/* the runs merged, and the tables each serves */
 	BlockNumber runs[MIH_MAX_RUNS];
+	uint32		run_tables[MIH_MAX_RUNS];
 	int			nruns;
+	/* the tables the new run serves */
+	uint32		tables;
 } MergePlan;
 
 /*
@@ -161,65 +196,57 @@ seal_pending(Relation index, Buffer metabuf, MergePlan *plan)
 	memcpy(&plan->snap, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(plan->snap));
 }
 
-/* The policy: which runs this merge takes (see the top of the file). */
+/* Take run r of the metapage snapshot into the plan. */
 static void
-choose_runs(Relation index, MergePlan *plan, bool from_vacuum)
+plan_add_run(MergePlan *plan, int r)
+{
+	plan->runs[plan->nruns] = plan->snap.runs[r];
+	plan->run_tables[plan->nruns] = mih_run_tables(&plan->snap, r);
+	plan->nruns++;
+}
+
+/* The flush policy: which runs join the pending entries (see the top of the file). */
+static void
+choose_flush_runs(MergePlan *plan)
 {
 	const MihMetaPageData *snap = &plan->snap;
+	uint32		all = MIH_ALL_TABLES(snap->nblocks);
 	bool		chosen[MIH_MAX_RUNS];
 	int64		total = plan->npending_live;
+	int			left = snap->nruns; /* runs kept, the new one not counted */
+	int64		entries = snap->pending_entries;
+	int64		cap;
+
+	/* the index's entries: the runs serving table 0 hold each once */
+	for (int r = 0; r < snap->nruns; r++)
+		if (mih_run_tables(snap, r) & 1)
+			entries += snap->run_entries[r];
+	cap = Min(Max(entries / MIH_FLUSH_SHARE, MIH_FLUSH_MIN), MIH_MAX_INLINE_MERGE);
 
 	memset(chosen, 0, sizeof(chosen));
 	/* the smallest first (the list is sorted largest first), while similar */
 	for (int r = snap->nruns - 1; r >= 0; r--)
 	{
 		int64		size = snap->run_entries[r];
-		int			left = r + 1;	/* runs not chosen if this one is not */
 
-		if (left < MIH_MAX_RUNS - MIH_RUNS_HEADROOM)
+		if (mih_run_tables(snap, r) != all)
+			continue;			/* pending entries need every table */
+		if (left + 1 <= MIH_MAX_RUNS - MIH_RUNS_HEADROOM)
 		{
-			if (!from_vacuum && total + size > MIH_MAX_INLINE_MERGE)
+			if (total + size > cap)
 				break;
 			if (size > MIH_TIER_RATIO * total)
 				break;
 		}
 		chosen[r] = true;
 		total += size;
-	}
-	if (from_vacuum && snap->nruns > 0)
-	{
-		int64		small = plan->npending_live;
-		bool		all;
-
-		for (int r = 1; r < snap->nruns; r++)
-			small += snap->run_entries[r];
-		all = small * MIH_VACUUM_FOLD_DIVISOR >= snap->run_entries[0];
-		for (int r = 0; r < snap->nruns; r++)
-		{
-			Buffer		buf = ReadBuffer(index, snap->runs[r]);
-			MihRunHeader *hdr;
-
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			hdr = MihPageGetRunHeader(BufferGetPage(buf));
-			if (all || hdr->ndead * MIH_VACUUM_DEAD_DIVISOR >= hdr->nentries)
-				chosen[r] = true;
-			UnlockReleaseBuffer(buf);
-		}
+		left--;
 	}
 	plan->nruns = 0;
+	plan->tables = all;
 	for (int r = 0; r < snap->nruns; r++)
-		if (chosen[r])
-			plan->runs[plan->nruns++] = snap->runs[r];
-}
-
-/* Is the plan worth a rewrite? A single run merged with nothing is not, except
- * from VACUUM (which chose it for its dead entries). */
-static bool
-worth_merging(const MergePlan *plan, bool from_vacuum)
-{
-	if (plan->npending_pages > 0 || plan->nruns > 1)
-		return true;
-	return plan->nruns == 1 && from_vacuum;
+		if (chosen[r] || left + 1 > MIH_MAX_RUNS - MIH_RUNS_HEADROOM)
+			plan_add_run(plan, r);
 }
 
 /* Reserve the new run's serial (its pages carry it). */
@@ -238,58 +265,75 @@ reserve_serial(Relation index, Buffer metabuf)
 }
 
 /*
- * Swap the new run in, in one metapage record: the run list without the
- * merged runs and with the new one (kept sorted by size, largest first),
- * the pending head past the merged pages, and what was replaced retired.
+ * Swap the new run in, in one metapage record: the run list with the new
+ * run (kept sorted by size, largest first), the merged runs no longer
+ * serving the new run's tables (and dropped once they serve none), the
+ * pending head past the merged pages, and what was replaced retired.
  */
 static void
 swap_in(Relation index, Buffer metabuf, const MergePlan *plan, BlockNumber newrun,
 		int64 newentries, uint64 serial)
 {
 	GenericXLogState *state;
+	Page		metapage;
 	MihMetaPageData *meta;
 	BlockNumber runs[MIH_MAX_RUNS];
 	int64		sizes[MIH_MAX_RUNS];
 	uint32		serials[MIH_MAX_RUNS];
+	uint16		gone[MIH_MAX_RUNS];
 	int			n = 0;
 	bool		placed = (newrun == InvalidBlockNumber);
+	uint32		all;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
-	meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+	mih_meta_cover(metapage);
+	meta = MihPageGetMeta(metapage);
+	all = MIH_ALL_TABLES(meta->nblocks);
 	for (int r = 0; r < meta->nruns; r++)
 	{
-		bool		merged = false;
+		uint32		served = mih_run_tables(meta, r);
+		uint32		left = served;
 
 		for (int k = 0; k < plan->nruns; k++)
 			if (meta->runs[r] == plan->runs[k])
-				merged = true;
-		if (merged)
+			{
+				uint32		retire = served & plan->tables;
+
+				left = served & ~plan->tables;
+				mih_retired_add(meta, meta->runs[r],
+								MIH_RETIRED_PART | (left == 0 ? MIH_RETIRED_HEADER : 0) | retire,
+								true);
+			}
+		if (left == 0)
 			continue;
 		if (!placed && newentries >= meta->run_entries[r])
 		{
 			runs[n] = newrun;
 			serials[n] = (uint32) serial;
-			sizes[n++] = newentries;
+			sizes[n] = newentries;
+			gone[n++] = (uint16) (all & ~plan->tables);
 			placed = true;
 		}
 		runs[n] = meta->runs[r];
 		serials[n] = meta->run_serials[r];
-		sizes[n++] = meta->run_entries[r];
+		sizes[n] = meta->run_entries[r];
+		gone[n++] = (uint16) (all & ~left);
 	}
 	if (!placed)
 	{
 		runs[n] = newrun;
 		serials[n] = (uint32) serial;
-		sizes[n++] = newentries;
+		sizes[n] = newentries;
+		gone[n++] = (uint16) (all & ~plan->tables);
 	}
 	memcpy(meta->runs, runs, n * sizeof(BlockNumber));
 	memcpy(meta->run_entries, sizes, n * sizeof(int64));
 	memcpy(meta->run_serials, serials, n * sizeof(uint32));
+	memcpy(meta->run_gone, gone, n * sizeof(uint16));
 	meta->nruns = n;
 
-	for (int k = 0; k < plan->nruns; k++)
-		mih_retired_add(meta, plan->runs[k], InvalidBlockNumber, true);
 	if (plan->npending_pages > 0)
 	{
 		mih_retired_add(meta, plan->snap.pending_head, plan->stop, false);
@@ -302,11 +346,179 @@ swap_in(Relation index, Buffer metabuf, const MergePlan *plan, BlockNumber newru
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 }
 
+/* Write the plan's new run and swap it in. Under the merge lock. */
+static void
+run_plan(Relation index, Buffer metabuf, MergePlan *plan,
+		 BufferAccessStrategy vacuum_strategy)
+{
+	uint64		serial;
+	BlockNumber newrun;
+	int64		newentries = 0;
+
+	mih_retired_reserve(index, plan->nruns + 1);
+	serial = reserve_serial(index, metabuf);
+	newrun = mih_merge_runs(index, plan->snap.nblocks, plan->snap.masks, plan->runs,
+							plan->run_tables, plan->nruns, plan->pending,
+							plan->npending_live, plan->tables, serial, true,
+							&newentries, vacuum_strategy);
+	swap_in(index, metabuf, plan, newrun, newentries, serial);
+}
+
+/* Entries times tables: the unit the space rule of table folds counts in. */
+typedef struct RetiredSize
+{
+	Relation	index;
+	int64		entry_tables;
+} RetiredSize;
+
+static void
+retired_size_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
+{
+	RetiredSize *rs = (RetiredSize *) arg;
+	Buffer		buf;
+	MihRunHeader *hdr;
+	uint32		tables;
+	bool		header;
+
+	if (r == NULL || !r->is_run)
+		return;					/* list pages, pending chains: small */
+	buf = ReadBuffer(rs->index, r->head);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	hdr = MihPageGetRunHeader(BufferGetPage(buf));
+	tables = mih_retired_run_tables(r, hdr->ntables, &header);
+	rs->entry_tables += hdr->nentries * pg_popcount32(tables);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * The table VACUUM should fold next, or -1: of the tables not in done that
+ * the policy says are worth folding, the one served by the most runs.
+ * Fills plan with its runs.
+ */
+static int
+choose_fold(Relation index, MergePlan *plan, uint32 done)
+{
+	const MihMetaPageData *snap = &plan->snap;
+	int64		ndead[MIH_MAX_RUNS];
+	int			best = -1;
+	int			best_runs = 0;
+
+	for (int r = 0; r < snap->nruns; r++)
+	{
+		Buffer		buf = ReadBuffer(index, snap->runs[r]);
+		MihRunHeader *hdr;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		hdr = MihPageGetRunHeader(BufferGetPage(buf));
+		ndead[r] = hdr->ndead;
+		UnlockReleaseBuffer(buf);
+	}
+	for (int j = 0; j < snap->nblocks; j++)
+	{
+		int			nruns = 0;
+		int64		largest = 0;
+		int64		rest = 0;
+		bool		dead_heavy = false;
+
+		if (done & (1 << j))
+			continue;
+		for (int r = 0; r < snap->nruns; r++)
+		{
+			int64		size = snap->run_entries[r];
+
+			if (!(mih_run_tables(snap, r) & (1 << j)))
+				continue;
+			nruns++;
+			if (size > largest)
+			{
+				rest += largest;
+				largest = size;
+			}
+			else
+				rest += size;
+			if (ndead[r] * MIH_VACUUM_DEAD_DIVISOR >= Max(size, 1))
+				dead_heavy = true;
+		}
+		if (!dead_heavy && !(nruns >= 2 && rest * MIH_VACUUM_FOLD_DIVISOR >= largest))
+			continue;
+		if (best < 0 || nruns > best_runs)
+		{
+			best = j;
+			best_runs = nruns;
+		}
+	}
+	plan->nruns = 0;
+	if (best >= 0)
+	{
+		plan->tables = 1 << best;
+		for (int r = 0; r < snap->nruns; r++)
+			if (mih_run_tables(snap, r) & (1 << best))
+				plan_add_run(plan, r);
+	}
+	return best;
+}
+
+/*
+ * Do the pages of the runs waiting to be recycled and of the planned fold
+ * fit in the space rule (see the top of the file)?
+ */
+static bool
+fold_fits(Relation index, const MergePlan *plan)
+{
+	const MihMetaPageData *snap = &plan->snap;
+	RetiredSize rs;
+	int64		live = 0;
+	int64		fold = 0;
+
+	rs.index = index;
+	rs.entry_tables = 0;
+	mih_retired_foreach(index, snap, retired_size_visitor, &rs);
+	if (rs.entry_tables == 0)
+		return true;
+	for (int r = 0; r < snap->nruns; r++)
+		live += snap->run_entries[r] * pg_popcount32(mih_run_tables(snap, r));
+	for (int k = 0; k < plan->nruns; k++)
+		for (int r = 0; r < snap->nruns; r++)
+			if (snap->runs[r] == plan->runs[k])
+				fold += snap->run_entries[r];
+	return (rs.entry_tables + fold) * MIH_FOLD_SPACE_DIVISOR <= live;
+}
+
+/*
+ * VACUUM's table folds: fold tables one by one while the policy finds one
+ * worth it and the space rule lets it, recycling in between what no
+ * snapshot can reach any more. Under the merge lock.
+ */
+static void
+fold_tables(Relation index, Buffer metabuf, BufferAccessStrategy vacuum_strategy)
+{
+	uint32		done = 0;
+
+	for (;;)
+	{
+		MergePlan	plan;
+		int			table;
+
+		mih_recycle_retired(index);
+		memset(&plan, 0, sizeof(plan));
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		memcpy(&plan.snap, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(plan.snap));
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		table = choose_fold(index, &plan, done);
+		if (table < 0 || !fold_fits(index, &plan))
+			break;
+		run_plan(index, metabuf, &plan, vacuum_strategy);
+		done |= 1 << table;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /*
  * Turn the sealed pending pages into a run, merged with the runs the policy
- * chooses. Returns false when the merge lock was busy and wait is false
- * (an insert then leaves the merge to a later insert or VACUUM). VACUUM
- * passes its buffer strategy, which also paces the merge by its cost limit.
+ * chooses; from VACUUM, fold tables after. Returns false when the merge
+ * lock was busy and wait is false (an insert then leaves the merge to a
+ * later insert or VACUUM). VACUUM passes its buffer strategy, which also
+ * paces the merge by its cost limit.
  */
 bool
 mih_flush_and_merge(Relation index, bool from_vacuum, bool wait,
@@ -328,25 +540,20 @@ mih_flush_and_merge(Relation index, bool from_vacuum, bool wait,
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	mih_check_metapage(index, BufferGetPage(metabuf));
+	memset(&plan, 0, sizeof(plan));
 	seal_pending(index, metabuf, &plan);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	read_pending(index, &plan, budget);
-	choose_runs(index, &plan, from_vacuum);
-	if (worth_merging(&plan, from_vacuum))
-	{
-		uint64		serial;
-		BlockNumber newrun;
-		int64		newentries = 0;
-
-		mih_retired_reserve(index, plan.nruns + 1);
-		serial = reserve_serial(index, metabuf);
-		newrun = mih_merge_runs(index, plan.snap.nblocks, plan.snap.masks, plan.runs,
-								plan.nruns, plan.pending, plan.npending_live, serial,
-								true, &newentries, vacuum_strategy);
-		swap_in(index, metabuf, &plan, newrun, newentries, serial);
-	}
+	choose_flush_runs(&plan);
+	/* worth a rewrite: pending entries, or runs to combine */
+	if (plan.npending_pages > 0 || plan.nruns > 1)
+		run_plan(index, metabuf, &plan, vacuum_strategy);
 	pfree(plan.pending);
+	plan.pending = NULL;
+
+	if (from_vacuum)
+		fold_tables(index, metabuf, vacuum_strategy);
 	ReleaseBuffer(metabuf);
 	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 	return true;

@@ -112,6 +112,20 @@ mih_init_metapage(Page page, int nblocks)
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihMetaPageData);
 }
 
+/*
+ * Make pd_lower cover the whole metapage struct before fields appended since
+ * the page was written are set: GenericXLog neither logs nor keeps what lies
+ * between pd_lower and pd_upper (it zeroes that hole).
+ */
+void
+mih_meta_cover(Page metapage)
+{
+	uint16		full = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihMetaPageData);
+
+	if (((PageHeader) metapage)->pd_lower < full)
+		((PageHeader) metapage)->pd_lower = full;
+}
+
 void
 mih_check_metapage(Relation index, Page metapage)
 {

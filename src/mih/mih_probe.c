@@ -94,13 +94,19 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 	{
 		double		n = Max(meta->run_entries[r], 1);
 		double		height = ceil(log(n / MIH_ENTRIES_PER_PAGE + 1) / log(MIH_INNER_PER_PAGE));
+		uint32		tables = mih_run_tables(meta, r);
 
-		*full_pages += ceil(n / MIH_ENTRIES_PER_PAGE);
+		/* a full scan reads table 0 of the runs serving it */
+		if (tables & 1)
+			*full_pages += ceil(n / MIH_ENTRIES_PER_PAGE);
 		for (int j = 0; j < m; j++)
 		{
 			int			bits = pg_popcount64(meta->masks[j]);
 			double		probes = mih_probes_per_table(bits, s);
 			double		perprobe = n / pow(2.0, bits);
+
+			if (!(tables & (1 << j)))
+				continue;
 
 			*probe_pages += probes * (height + 1 + perprobe / MIH_ENTRIES_PER_PAGE);
 			*probe_entries += probes * perprobe;

@@ -36,15 +36,17 @@
 /* ---- walking every page of a run ---- */
 
 /*
- * Call visit for every page of a run: its header, the leaves of every table
- * by their chain, and the inner pages level by level from the root. Every
- * page must carry the run's serial (mih_check_page), so a walk never
+ * Call visit for the pages of a run that tables (a bit per table) and header
+ * name: its header page, and for each table named the leaves by their chain
+ * and the inner pages level by level from the root. Tables a run no longer
+ * serves must not be named: their pages may belong to another run by now.
+ * Every page must carry the run's serial (mih_check_page), so a walk never
  * follows a link out of a page that is no longer the run's. Links are read
  * before visit is called for a page, so visit may free it.
  */
 void
-mih_walk_run(Relation index, BlockNumber runhead, MihPageVisitor visit, void *arg,
-			 MihRunHeader *hdr_out)
+mih_walk_run(Relation index, BlockNumber runhead, uint32 tables, bool header,
+			 MihPageVisitor visit, void *arg, MihRunHeader *hdr_out)
 {
 	Buffer		buf = ReadBuffer(index, runhead);
 	Page		page = BufferGetPage(buf);
@@ -59,12 +61,16 @@ mih_walk_run(Relation index, BlockNumber runhead, MihPageVisitor visit, void *ar
 	UnlockReleaseBuffer(buf);
 	if (hdr_out)
 		memcpy(hdr_out, &hdr, sizeof(hdr));
-	visit(runhead, arg);
+	if (header)
+		visit(runhead, arg);
 
 	for (int j = 0; j < hdr.ntables; j++)
 	{
 		BlockNumber *level;
 		int64		nlevel = 1;
+
+		if (!(tables & (1 << j)) || hdr.first_leaf[j] == InvalidBlockNumber)
+			continue;
 
 		for (BlockNumber blk = hdr.first_leaf[j]; blk != InvalidBlockNumber;)
 		{
@@ -140,11 +146,22 @@ free_page_visitor(BlockNumber blk, void *arg)
 	UnlockReleaseBuffer(buf);
 }
 
-/* Free every page of a run no scan can reach any more. */
+/* Free the pages of a run (some tables, or all with the header) no scan can reach any more. */
 static void
-free_run_pages(Relation index, BlockNumber runhead)
+free_run_pages(Relation index, const MihRetired *r)
 {
-	mih_walk_run(index, runhead, free_page_visitor, index, NULL);
+	Buffer		buf = ReadBuffer(index, r->head);
+	uint16		ntables;
+	uint32		tables;
+	bool		header;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	mih_check_page(index, BufferGetPage(buf), r->head, MIH_PAGE_RUNHEAD,
+				   MihPageGetOpaque(BufferGetPage(buf))->serial, -1);
+	ntables = MihPageGetRunHeader(BufferGetPage(buf))->ntables;
+	UnlockReleaseBuffer(buf);
+	tables = mih_retired_run_tables(r, ntables, &header);
+	mih_walk_run(index, r->head, tables, header, free_page_visitor, index, NULL);
 }
 
 static void
@@ -176,9 +193,9 @@ static void
 free_retired(Relation index, const MihRetired *r)
 {
 	if (r->is_run)
-		free_run_pages(index, r->head);
+		free_run_pages(index, r);
 	else
-		free_pending_chain(index, r->head, r->pending_stop);
+		free_pending_chain(index, r->head, r->extent);
 }
 
 /* ---- the list ---- */
@@ -305,7 +322,7 @@ mih_retired_reserve(Relation index, int n)
  * could still reach what it names advertises an xmin no newer.
  */
 void
-mih_retired_add(MihMetaPageData *meta, BlockNumber head, BlockNumber pending_stop,
+mih_retired_add(MihMetaPageData *meta, BlockNumber head, BlockNumber extent,
 				bool is_run)
 {
 	int			i = meta->nretired;
@@ -313,7 +330,7 @@ mih_retired_add(MihMetaPageData *meta, BlockNumber head, BlockNumber pending_sto
 	if (i >= MIH_MAX_RETIRED || meta->layout != MIH_META_LAYOUT_XID)
 		elog(ERROR, "simhash retired list: no room reserved");
 	meta->retired[i].head = head;
-	meta->retired[i].pending_stop = pending_stop;
+	meta->retired[i].extent = extent;
 	meta->retired[i].is_run = is_run;
 	meta->retired_xid[i] = ReadNextFullTransactionId();
 	meta->nretired++;

@@ -72,6 +72,7 @@ struct MihRunWriter
 
 	MihRunHeader hdr;
 	int64		nentries_table; /* entries written to the current table */
+	bool		counted;		/* hdr.nentries set by the first table written */
 
 	/* the page being filled, and the block it will be written to */
 	PGAlignedBlock cur;
@@ -228,10 +229,11 @@ mih_run_writer_end_table(MihRunWriter *w)
 
 	if (w->curblk != InvalidBlockNumber)
 		writer_close_page(w);
-	if (w->table == 0)
+	if (!w->counted)
 		w->hdr.nentries = w->nentries_table;
 	else
 		Assert(w->hdr.nentries == w->nentries_table);
+	w->counted = true;
 
 	while (w->nkeys > 1)
 	{
@@ -267,6 +269,13 @@ mih_run_writer_end_table(MihRunWriter *w)
 	}
 	w->hdr.height[w->table] = level;
 	w->hdr.root[w->table] = (w->nkeys == 1) ? w->blocks[0] : InvalidBlockNumber;
+}
+
+/* Set flags (MIH_RUN_*) in the header the writer will write. */
+void
+mih_run_writer_flag(MihRunWriter *w, uint32 flags)
+{
+	w->hdr.flags |= flags;
 }
 
 /* Write the run header; returns its block. */
@@ -404,7 +413,7 @@ dead_key(DeadKey *key, const MihEntry *e)
  * copies and the new run's tables hold the same entries.
  */
 static HTAB *
-collect_dead(Relation index, const MihRunHeader *hdr)
+collect_dead(Relation index, const MihRunHeader *hdr, uint32 tables)
 {
 	HASHCTL		ctl;
 	HTAB	   *dead;
@@ -420,6 +429,8 @@ collect_dead(Relation index, const MihRunHeader *hdr)
 		MihLeafIter it;
 		MihEntry   *e;
 
+		if (!(tables & (1 << j)))
+			continue;
 		mih_leaf_iter_begin(&it, index, hdr->first_leaf[j]);
 		while ((e = mih_leaf_iter_next(&it)) != NULL)
 		{
@@ -488,16 +499,22 @@ merge_heap_cmp(Datum a, Datum b, void *arg)
 }
 
 /*
- * Merge runs and extra (unsorted) entries into one new run, dropping dead
- * entries. Returns the new run's header block, or InvalidBlockNumber when no
- * live entry is left. From VACUUM, the runs are read through its buffer
- * ring and paced by its cost limit (vacuum_strategy is its strategy).
+ * Merge runs and extra (unsorted) entries into one new run serving the
+ * tables named (a bit each), dropping dead entries. run_tables[r] says which
+ * tables run r still serves; table j of the new run is merged from the runs
+ * that serve j, so the caller must pick runs that, for every table written,
+ * between them hold the same entries: runs that all serve those tables, or
+ * every run of the index (see mih_merge.c). extra joins only a run that
+ * serves every table. Returns the new run's header block, or
+ * InvalidBlockNumber when no live entry is left. The new run is flagged
+ * MIH_RUN_VACUUMING when one of the runs was. From VACUUM, the runs are read
+ * through its buffer ring and paced by its cost limit (vacuum_strategy).
  */
 BlockNumber
 mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
-			   const BlockNumber *runs, int nruns, MihEntry *extra, int64 nextra,
-			   uint64 serial, bool wal, int64 *nentries,
-			   BufferAccessStrategy vacuum_strategy)
+			   const BlockNumber *runs, const uint32 *run_tables, int nruns,
+			   MihEntry *extra, int64 nextra, uint32 tables, uint64 serial, bool wal,
+			   int64 *nentries, BufferAccessStrategy vacuum_strategy)
 {
 	MihRunWriter *w = NULL;
 	MihRunHeader *hdrs = palloc(Max(nruns, 1) * sizeof(MihRunHeader));
@@ -505,7 +522,9 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 	MergeSource *sources = palloc0(Max(nsources, 1) * sizeof(MergeSource));
 	MergeState	ms;
 	binaryheap *heap;
+	bool		flagged = false;
 
+	Assert(nextra == 0 || tables == MIH_ALL_TABLES(nblocks));
 	for (int r = 0; r < nruns; r++)
 	{
 		Buffer		buf = ReadBuffer(index, runs[r]);
@@ -514,7 +533,10 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 		memcpy(&hdrs[r], MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
 		UnlockReleaseBuffer(buf);
 		if (hdrs[r].flags & MIH_RUN_VACUUMING)
-			sources[r].dead = collect_dead(index, &hdrs[r]);
+		{
+			sources[r].dead = collect_dead(index, &hdrs[r], run_tables[r]);
+			flagged = true;
+		}
 	}
 
 	ms.sources = sources;
@@ -524,6 +546,8 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 	{
 		int64		written = 0;
 
+		if (!(tables & (1 << j)))
+			continue;
 		ms.mask = masks[j];
 		binaryheap_reset(heap);
 		for (int s = 0; s < nsources; s++)
@@ -533,6 +557,8 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			if (s < nruns)
 			{
 				src->array = NULL;
+				if (!(run_tables[s] & (1 << j)))
+					continue;	/* its entries come from runs serving j */
 				mih_leaf_iter_begin(&src->it, index, hdrs[s].first_leaf[j]);
 				src->it.strategy = vacuum_strategy;
 			}
@@ -567,7 +593,8 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 				binaryheap_remove_first(heap);
 		}
 		for (int s = 0; s < nruns; s++)
-			mih_leaf_iter_end(&sources[s].it);
+			if (run_tables[s] & (1 << j))
+				mih_leaf_iter_end(&sources[s].it);
 		if (w == NULL)
 			break;				/* nothing live at all */
 		mih_run_writer_end_table(w);
@@ -581,5 +608,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			*nentries = 0;
 		return InvalidBlockNumber;
 	}
+	if (flagged)
+		mih_run_writer_flag(w, MIH_RUN_VACUUMING);
 	return mih_run_writer_finish(w, nentries);
 }

@@ -52,6 +52,7 @@ typedef struct MihScanOpaqueData
 	int			nruns;
 	BlockNumber runs[MIH_MAX_RUNS];
 	uint32		run_serials[MIH_MAX_RUNS];
+	uint32		run_tables[MIH_MAX_RUNS];	/* the tables each run serves */
 	BlockNumber pending_next;
 	uint32		pending_next_serial;	/* what the next pending page must carry */
 
@@ -170,6 +171,8 @@ start_scan(Relation index, MihScanOpaque so)
 	so->nruns = meta->nruns;
 	memcpy(so->runs, meta->runs, meta->nruns * sizeof(BlockNumber));
 	memcpy(so->run_serials, meta->run_serials, meta->nruns * sizeof(uint32));
+	for (int r = 0; r < meta->nruns; r++)
+		so->run_tables[r] = mih_run_tables(meta, r);
 	so->pending_next = meta->pending_head;
 	so->pending_next_serial = meta->pending_head_serial;
 
@@ -229,25 +232,50 @@ reported_earlier(MihScanOpaque so, SimHash fp, int j)
 	return false;
 }
 
-/* Load the next run's header; false when there are no more runs. */
+/*
+ * Move to the next table this scan reads, loading the next run's header when
+ * the run is done; false when there are no more runs. Probing reads every
+ * table a run serves; a full scan reads table 0 of the runs serving it,
+ * which hold every entry once.
+ */
 static bool
-next_run(Relation index, MihScanOpaque so)
+next_table(Relation index, MihScanOpaque so)
 {
-	Buffer		buf;
+	for (;;)
+	{
+		Buffer		buf;
 
-	so->run++;
-	if (so->run >= so->nruns)
-		return false;
-	buf = ReadBuffer(index, so->runs[so->run]);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	mih_check_page(index, BufferGetPage(buf), so->runs[so->run], MIH_PAGE_RUNHEAD,
-				   so->run_serials[so->run], -1);
-	memcpy(&so->hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
-	UnlockReleaseBuffer(buf);
-	so->table = 0;
-	so->probe = 0;
-	so->leaf = so->fullscan ? so->hdr.first_leaf[0] : InvalidBlockNumber;
-	return true;
+		if (so->run >= 0)
+		{
+			/* the next table of this run */
+			while (!so->fullscan && ++so->table < so->nblocks)
+				if (so->run_tables[so->run] & (1 << so->table))
+				{
+					so->probe = 0;
+					so->leaf = InvalidBlockNumber;
+					return true;
+				}
+		}
+		/* the next run */
+		so->run++;
+		if (so->run >= so->nruns)
+			return false;
+		if (so->fullscan && !(so->run_tables[so->run] & 1))
+			continue;
+		buf = ReadBuffer(index, so->runs[so->run]);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		mih_check_page(index, BufferGetPage(buf), so->runs[so->run], MIH_PAGE_RUNHEAD,
+					   so->run_serials[so->run], -1);
+		memcpy(&so->hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
+		UnlockReleaseBuffer(buf);
+		if (so->fullscan)
+		{
+			so->table = 0;
+			so->leaf = so->hdr.first_leaf[0];
+			return true;
+		}
+		so->table = -1;			/* the loop above finds its first table */
+	}
 }
 
 /* The leaf where entries with key >= v (masked) start, from the root. */
@@ -437,7 +465,7 @@ next_page(IndexScanDesc scan)
 				if (so->pending_next == InvalidBlockNumber)
 				{
 					so->phase = MIH_SCAN_RUNS;
-					if (!next_run(index, so))
+					if (!next_table(index, so))
 						so->phase = MIH_SCAN_DONE;
 					continue;
 				}
@@ -448,16 +476,8 @@ next_page(IndexScanDesc scan)
 					: so->probe >= so->nprobes[so->table])
 				{
 					/* this table is done: the next one, or the next run */
-					if (so->fullscan || ++so->table >= so->nblocks)
-					{
-						if (!next_run(index, so))
-							so->phase = MIH_SCAN_DONE;
-					}
-					else
-					{
-						so->probe = 0;
-						so->leaf = InvalidBlockNumber;
-					}
+					if (!next_table(index, so))
+						so->phase = MIH_SCAN_DONE;
 					continue;
 				}
 				if (so->leaf == InvalidBlockNumber)

@@ -98,11 +98,13 @@ set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead
 }
 
 /*
- * The TIDs VACUUM's callback called dead in table 0 of a run. Every table
- * of a run holds the same entries, so the other tables ask this set instead
- * of the callback (once per TID, not once per table), and skip the run
- * entirely when it is empty. Valid only for a run whose tables agree on
- * which entries are dead: not one a crashed VACUUM left flagged.
+ * The TIDs VACUUM's callback called dead in table 0. The runs serving table
+ * 0 hold every entry of the runs once between them, and so do the runs
+ * serving any other table: the other tables ask this set instead of the
+ * callback (once per TID, not once per table), and are skipped entirely
+ * when it is empty. Not valid for a run flagged MIH_RUN_VACUUMING, whose
+ * dead marks may disagree with other tables' (a crashed bulk delete, or a
+ * merge from such a run): its tables ask the callback themselves.
  */
 typedef struct DeadTids
 {
@@ -132,22 +134,38 @@ known_dead(ItemPointer tid, void *state)
 	return hash_search(d->tids, tid, HASH_FIND, NULL) != NULL;
 }
 
-/* Mark the dead entries of every table of one run; returns how many (per table). */
+/* Mark the dead entries of table j of a run; returns how many. */
 static int64
-vacuum_run(Relation index, BlockNumber runhead, IndexBulkDeleteCallback callback,
-		   void *callback_state, int64 *live, BufferAccessStrategy strategy)
+vacuum_table(Relation index, const MihRunHeader *hdr, int j, IndexBulkDeleteCallback cb,
+			 void *cbstate, int64 *live, BufferAccessStrategy strategy)
 {
-	MihRunHeader hdr;
-	bool		was_flagged;
-	int64		run_removed = 0;
+	int64		removed = 0;
+
+	for (BlockNumber blk = hdr->first_leaf[j]; blk != InvalidBlockNumber;)
+	{
+		vacuum_page(index, blk, cb, cbstate, live, &removed, &blk, MIH_PAGE_LEAF, strategy);
+		sh_vacuum_delay_point();
+	}
+	return removed;
+}
+
+/*
+ * Mark the dead entries of every table of every run; returns how many
+ * entries died (counted once, in table 0). Every run is flagged first and
+ * unflagged at the end, so a crash in between leaves each run asking the
+ * callback for itself next time.
+ */
+static int64
+vacuum_runs(Relation index, const MihMetaPageData *snap, IndexBulkDeleteCallback callback,
+			void *callback_state, int64 *live, BufferAccessStrategy strategy)
+{
+	MihRunHeader hdrs[MIH_MAX_RUNS];
+	bool		flagged[MIH_MAX_RUNS];
+	int64		newly_dead[MIH_MAX_RUNS];
+	int64		removed = 0;
 	DeadTids	dead;
 	HASHCTL		ctl;
 
-	/*
-	 * The flag, set while the run is being marked, tells a later merge to
-	 * reconcile tables a crash left disagreeing (mih_run.c, collect_dead).
-	 */
-	set_run_vacuuming(index, runhead, true, 0, &hdr, &was_flagged);
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(ItemPointerData);
 	ctl.entrysize = sizeof(ItemPointerData);
@@ -158,43 +176,48 @@ vacuum_run(Relation index, BlockNumber runhead, IndexBulkDeleteCallback callback
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	dead.n = 0;
 
-	for (int j = 0; j < hdr.ntables; j++)
+	for (int r = 0; r < snap->nruns; r++)
 	{
-		int64		tlive = 0;
-		int64		tremoved = 0;
-		IndexBulkDeleteCallback cb = callback;
-		void	   *cbstate = callback_state;
+		set_run_vacuuming(index, snap->runs[r], true, 0, &hdrs[r], &flagged[r]);
+		newly_dead[r] = 0;
+	}
 
-		if (!was_flagged)
+	/* table 0 asks the callback, and counts */
+	for (int r = 0; r < snap->nruns; r++)
+		if (mih_run_tables(snap, r) & 1)
 		{
-			if (j == 0)
-			{
-				cb = record_dead;
-				cbstate = &dead;
-			}
-			else if (dead.n == 0)
-				break;			/* nothing died here: the other tables agree */
-			else
-			{
-				cb = known_dead;
-				cbstate = &dead;
-			}
+			newly_dead[r] = vacuum_table(index, &hdrs[r], 0, record_dead, &dead, live,
+										 strategy);
+			removed += newly_dead[r];
 		}
-		for (BlockNumber blk = hdr.first_leaf[j]; blk != InvalidBlockNumber;)
+
+	/* the other tables look the dead TIDs up, unless their run is flagged */
+	for (int r = 0; r < snap->nruns; r++)
+	{
+		uint32		tables = mih_run_tables(snap, r);
+
+		for (int j = 1; j < snap->nblocks; j++)
 		{
-			vacuum_page(index, blk, cb, cbstate, &tlive, &tremoved, &blk,
-						MIH_PAGE_LEAF, strategy);
-			sh_vacuum_delay_point();
-		}
-		if (j == 0)
-		{
-			*live += tlive;
-			run_removed = tremoved;
+			int64		n;
+			int64		ignored = 0;
+
+			if (!(tables & (1 << j)))
+				continue;
+			if (!flagged[r] && dead.n == 0)
+				break;			/* nothing died: the tables agree */
+			n = vacuum_table(index, &hdrs[r], j, flagged[r] ? callback : known_dead,
+							 flagged[r] ? callback_state : (void *) &dead, &ignored,
+							 strategy);
+			/* a run without table 0 counts in its first table */
+			if ((tables & ((1 << j) - 1)) == 0)
+				newly_dead[r] = n;
 		}
 	}
 	hash_destroy(dead.tids);
-	set_run_vacuuming(index, runhead, false, run_removed, NULL, NULL);
-	return run_removed;
+
+	for (int r = 0; r < snap->nruns; r++)
+		set_run_vacuuming(index, snap->runs[r], false, newly_dead[r], NULL, NULL);
+	return removed;
 }
 
 IndexBulkDeleteResult *
@@ -229,9 +252,7 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	}
 
 	/* every run; counts come from table 0 */
-	for (int r = 0; r < snap.nruns; r++)
-		removed += vacuum_run(index, snap.runs[r], callback, callback_state, &live,
-							  info->strategy);
+	removed += vacuum_runs(index, &snap, callback, callback_state, &live, info->strategy);
 	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 
 	stats->tuples_removed += removed;
@@ -276,10 +297,22 @@ reach_retired_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
 	if (r == NULL)
 		reach_set(reach, chain_page);
 	else if (r->is_run)
-		mih_walk_run(reach->index, r->head, reach_page_visitor, reach, NULL);
+	{
+		Buffer		buf = ReadBuffer(reach->index, r->head);
+		uint16		ntables;
+		uint32		tables;
+		bool		header;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ntables = MihPageGetRunHeader(BufferGetPage(buf))->ntables;
+		UnlockReleaseBuffer(buf);
+		tables = mih_retired_run_tables(r, ntables, &header);
+		/* a run losing tables is still listed, and reached from there too */
+		mih_walk_run(reach->index, r->head, tables, header, reach_page_visitor, reach, NULL);
+	}
 	else
 	{
-		for (BlockNumber blk = r->head; blk != InvalidBlockNumber && blk != r->pending_stop;)
+		for (BlockNumber blk = r->head; blk != InvalidBlockNumber && blk != r->extent;)
 		{
 			Buffer		buf = ReadBuffer(reach->index, blk);
 
@@ -337,9 +370,12 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 	for (int i = 0; i < snap.nruns; i++)
 	{
 		MihRunHeader hdr;
+		uint32		tables = mih_run_tables(&snap, i);
 
-		mih_walk_run(index, snap.runs[i], reach_page_visitor, &reach, &hdr);
-		*live += hdr.nentries - hdr.ndead;
+		mih_walk_run(index, snap.runs[i], tables, true, reach_page_visitor, &reach, &hdr);
+		/* the runs serving table 0 hold each entry once */
+		if (tables & 1)
+			*live += hdr.nentries - hdr.ndead;
 	}
 	mih_retired_foreach(index, &snap, reach_retired_visitor, &reach);
 	*live += snap.pending_entries;	/* dead ones included: an estimate */

@@ -131,17 +131,20 @@ verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask,
 	return first;
 }
 
-/* Walk a table's leaves; returns the number of entries and an order-free checksum. */
+/*
+ * Walk a table's leaves; returns the number of entries and order-free
+ * checksums of all of them and of the live ones.
+ */
 static int64
 verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
-			  uint64 *checksum, bool remember_live)
+			  uint64 *checksum, uint64 *live_checksum, bool remember_live)
 {
 	Relation	index = vs->index;
 	int64		n = 0;
 	bool		have_prev = false;
 	SimHash		prevfp = 0;
 
-	*checksum = 0;
+	*checksum = *live_checksum = 0;
 	for (BlockNumber blk = hdr->first_leaf[table]; blk != InvalidBlockNumber;)
 	{
 		Buffer		buf = read_page(index, blk, MIH_PAGE_LEAF);
@@ -174,8 +177,12 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 			prevfp = fp;
 			/* dead or not, every table holds every entry of the run */
 			*checksum += entry_hash(fp, &tid);
-			if (remember_live && !mih_entry_dead(&entries[i]))
-				remember(vs, fp, &tid);
+			if (!mih_entry_dead(&entries[i]))
+			{
+				*live_checksum += entry_hash(fp, &tid);
+				if (remember_live)
+					remember(vs, fp, &tid);
+			}
 			n++;
 		}
 		blk = MihPageGetOpaque(page)->next;
@@ -184,45 +191,67 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 	return n;
 }
 
+/*
+ * Check run r of the metapage: the tables it serves, each holding the same
+ * entries. Adds each table's live checksum to table_live[], and remembers
+ * the live entries of table 0 for the heap check.
+ */
 static void
-verify_run(VerifyState *vs, const MihMetaPageData *meta, BlockNumber runhead, int64 expected,
-		   uint32 serial)
+verify_run(VerifyState *vs, const MihMetaPageData *meta, int r, uint64 *table_live,
+		   bool *flagged)
 {
 	Relation	index = vs->index;
+	BlockNumber runhead = meta->runs[r];
+	uint32		tables = mih_run_tables(meta, r);
 	Buffer		buf = read_page(index, runhead, MIH_PAGE_RUNHEAD);
 	MihRunHeader hdr;
-	uint64		checksum0 = 0;
+	uint64		checksum_first = 0;
+	int			first = -1;
 
 	memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
 	UnlockReleaseBuffer(buf);
-	if ((uint32) hdr.serial != serial)
+	if ((uint32) hdr.serial != meta->run_serials[r])
 		corrupt(index, "Run at block %u has serial %u, the metapage says %u.",
-				runhead, (uint32) hdr.serial, serial);
+				runhead, (uint32) hdr.serial, meta->run_serials[r]);
 	if (hdr.ntables != meta->nblocks)
 		corrupt(index, "Run at block %u has %u tables, the index %u blocks.",
 				runhead, hdr.ntables, meta->nblocks);
-	if (hdr.nentries != expected)
+	if (hdr.nentries != meta->run_entries[r])
 		corrupt(index, "Run at block %u holds %lld entries, the metapage says %lld.",
-				runhead, (long long) hdr.nentries, (long long) expected);
+				runhead, (long long) hdr.nentries, (long long) meta->run_entries[r]);
+	if (tables == 0 || (meta->run_gone[r] & ~MIH_ALL_TABLES(meta->nblocks)) != 0)
+		corrupt(index, "Run at block %u serves no table, or tables the index does not have (gone mask %x).",
+				runhead, meta->run_gone[r]);
+	if (hdr.flags & MIH_RUN_VACUUMING)
+		*flagged = true;
 	for (int j = 0; j < hdr.ntables; j++)
 	{
 		uint64		checksum;
+		uint64		live_checksum;
 		int64		n;
 
+		if (!(tables & (1 << j)))
+			continue;
+		if (hdr.first_leaf[j] == InvalidBlockNumber)
+			corrupt(index, "Run at block %u serves table %d and has no leaves for it.", runhead, j);
 		if (hdr.height[j] > 0)
 			verify_inner(index, hdr.root[j], hdr.height[j], j, meta->masks[j],
 						 (uint32) hdr.serial);
 		else if (hdr.root[j] != hdr.first_leaf[j])
 			corrupt(index, "Run at block %u table %d: a leaf root must be the first leaf.", runhead, j);
-		n = verify_leaves(vs, &hdr, j, meta->masks[j], &checksum, j == 0);
+		n = verify_leaves(vs, &hdr, j, meta->masks[j], &checksum, &live_checksum, j == 0);
 		if (n != hdr.nentries)
 			corrupt(index, "Run at block %u table %d holds %lld entries, expected %lld.",
 					runhead, j, (long long) n, (long long) hdr.nentries);
-		if (j == 0)
-			checksum0 = checksum;
-		else if (checksum != checksum0)
-			corrupt(index, "Run at block %u: table %d does not hold the same entries as table 0.",
-					runhead, j);
+		table_live[j] += live_checksum;
+		if (first < 0)
+		{
+			first = j;
+			checksum_first = checksum;
+		}
+		else if (checksum != checksum_first)
+			corrupt(index, "Run at block %u: table %d does not hold the same entries as table %d.",
+					runhead, j, first);
 	}
 }
 
@@ -268,6 +297,8 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 	int64		run_total = 0;
+	uint64		table_live[MIH_MAX_BLOCKS];
+	bool		flagged = false;
 
 	mih_recheck_index(index, heapoid);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -336,14 +367,23 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 				(long long) pending, pending_pages,
 				(long long) meta.pending_entries, meta.pending_pages);
 
-	/* the runs */
+	/*
+	 * The runs. The runs serving each table hold the same live entries
+	 * between them, unless a run is flagged (its dead marks may disagree
+	 * until the next bulk delete settles them).
+	 */
+	memset(table_live, 0, sizeof(table_live));
 	for (int r = 0; r < meta.nruns; r++)
 	{
 		if (r > 0 && meta.run_entries[r] > meta.run_entries[r - 1])
 			corrupt(index, "The run list is not sorted by size.");
-		verify_run(&vs, &meta, meta.runs[r], meta.run_entries[r], meta.run_serials[r]);
-		run_total += meta.run_entries[r];
+		verify_run(&vs, &meta, r, table_live, &flagged);
+		if (mih_run_tables(&meta, r) & 1)
+			run_total += meta.run_entries[r];
 	}
+	for (int j = 1; j < meta.nblocks && !flagged; j++)
+		if (table_live[j] != table_live[0])
+			corrupt(index, "The runs serving table %d do not hold the same live entries as those serving table 0.", j);
 
 	/* every live heap tuple is in the index with its fingerprint */
 	indexInfo = BuildIndexInfo(index);

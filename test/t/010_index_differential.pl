@@ -122,7 +122,7 @@ sub index_entries
 {
 	my ($idx) = @_;
 	return $node->safe_psql('postgres',
-		"SELECT (SELECT coalesce(sum(x), 0) FROM unnest(run_entries) x) + pending_entries "
+		"SELECT entries + pending_entries "
 		  . "FROM simhash_index_info('$idx')");
 }
 

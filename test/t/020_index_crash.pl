@@ -317,23 +317,42 @@ for my $cycle (1 .. $ncycles)
 }
 
 # ---- a crash in the middle of VACUUM's index pass
-# VACUUM marks dead entries page by page (one WAL record per page), table after
-# table of every run. A crash part-way leaves an entry marked dead in the first
-# tables of a run and live in the others. The heap tuples stay dead (their line
-# pointers are freed only after a complete index pass), so the next VACUUM can
-# finish the job; meanwhile the recovered index must still answer correctly,
-# pass its verifier, and merge that run correctly.
+# VACUUM marks dead entries page by page (one WAL record per page): table 0
+# of the runs serving it first, then the other tables. A crash part-way leaves
+# an entry marked dead in some tables and live in others, within a run or,
+# once VACUUM has folded tables (runs serving some tables only), across runs.
+# The heap tuples stay dead (their line pointers are freed only after a
+# complete index pass), so the next VACUUM can finish the job; meanwhile the
+# recovered index must still answer correctly, pass its verifier, and merge
+# those runs correctly (a merge of a run the crash left flagged passes the
+# flag on, so the next bulk delete asks VACUUM's callback for every table).
+sub vacuum_crash_case
 {
-	my $label = 'crash during the index pass of VACUUM';
-	my ($tbl, $idx) = ('v', 'v_fp_idx');
+	my ($label, $tbl, $prefold) = @_;
+	my $idx = "${tbl}_fp_idx";
 	$node->safe_psql(
-		'postgres', q{
-CREATE TABLE v (id bigint, fp simhash);
-INSERT INTO v SELECT g, rfp() FROM generate_series(1, 6000) g;
-INSERT INTO v SELECT id + 6000, flip(fp, 1 + (id % 6)::int) FROM v;
-CREATE INDEX v_fp_idx ON v USING simhash (fp) WITH (pending_limit = 8192);
-DELETE FROM v WHERE id % 3 = 0;
+		'postgres', qq{
+CREATE TABLE $tbl (id bigint, fp simhash);
+INSERT INTO $tbl SELECT g, rfp() FROM generate_series(1, 6000) g;
+INSERT INTO $tbl SELECT id + 6000, flip(fp, 1 + (id % 6)::int) FROM $tbl;
+CREATE INDEX $idx ON $tbl USING simhash (fp) WITH (pending_limit = 8192);
 });
+	if ($prefold)
+	{
+		# runs serving some tables only: a second run, then two folds
+		$node->safe_psql('postgres',
+			"INSERT INTO $tbl SELECT 50000 + g, rfp() FROM generate_series(1, 3000) g");
+		for (1 .. 2)
+		{
+			$node->safe_psql('postgres', 'SELECT txid_current()');
+			$node->safe_psql('postgres', "VACUUM $tbl");
+		}
+		my $tables = $node->safe_psql('postgres',
+			"SELECT run_tables FROM simhash_index_info('$idx')");
+		note("$label: runs before the crash: $tables");
+		like($tables, qr/"\d,\d"/, "$label: some runs serve only some tables");
+	}
+	$node->safe_psql('postgres', "DELETE FROM $tbl WHERE id % 3 = 0");
 	my ($out, $err) = ('', '');
 	# a slow VACUUM: every page read or dirtied waits a little
 	my $h = IPC::Run::start(
@@ -341,20 +360,20 @@ DELETE FROM v WHERE id % 3 = 0;
 			'psql', '-X', '-h', $node->host, '-p', $node->port, '-d', 'postgres',
 			'-c', "SET vacuum_cost_delay = '100ms'",
 			'-c', 'SET vacuum_cost_limit = 1',
-			'-c', 'VACUUM v'
+			'-c', "VACUUM $tbl"
 		],
 		'<', \undef, '>', \$out, '2>', \$err, IPC::Run::timeout(300));
 	ok( $node->poll_query_until(
 			'postgres',
-			q{SELECT phase = 'vacuuming indexes' FROM pg_stat_progress_vacuum
-			  WHERE relid = 'v'::regclass}),
+			qq{SELECT phase = 'vacuuming indexes' FROM pg_stat_progress_vacuum
+			  WHERE relid = '$tbl'::regclass}),
 		"$label: VACUUM reached its index pass");
-	# about 20 leaves per table, some 100 ms each: the first table is done,
-	# the last one not begun
+	# about 20 leaves per table, some 100 ms each: table 0 is done, the
+	# last table not begun
 	sleep(3.5);
 	is( $node->safe_psql(
 			'postgres',
-			q{SELECT phase FROM pg_stat_progress_vacuum WHERE relid = 'v'::regclass}),
+			qq{SELECT phase FROM pg_stat_progress_vacuum WHERE relid = '$tbl'::regclass}),
 		'vacuuming indexes',
 		"$label: VACUUM still in its index pass at the crash");
 	my $log_offset = -s $node->logfile;
@@ -367,16 +386,33 @@ DELETE FROM v WHERE id % 3 = 0;
 		  . $node->safe_psql('postgres', "SELECT * FROM simhash_index_info('$idx')"));
 	check_index("$label, after recovery", $tbl, $idx, 5);
 
-	# enough inserts for a merge that takes the half-vacuumed run in
+	# enough inserts for a merge that takes the half-vacuumed run in (runs
+	# serving every table), then VACUUM rounds that fold every table
 	$node->safe_psql('postgres',
-		"INSERT INTO v SELECT 100000 + g, rfp() FROM generate_series(1, 8300) g");
-	my $info = $node->safe_psql('postgres', "SELECT runs, run_entries FROM simhash_index_info('$idx')");
+		"INSERT INTO $tbl SELECT 100000 + g, rfp() FROM generate_series(1, 8300) g");
+	my $info = $node->safe_psql('postgres',
+		"SELECT runs, run_entries, run_tables FROM simhash_index_info('$idx')");
 	note("$label: after a merge: $info");
 	check_index("$label, after a merge of that run", $tbl, $idx, 5);
 
-	$node->safe_psql('postgres', 'VACUUM v');
-	check_index("$label, after a complete VACUUM", $tbl, $idx, 5);
+	for (1 .. 5)
+	{
+		$node->safe_psql('postgres', 'SELECT txid_current()');
+		$node->safe_psql('postgres', "VACUUM $tbl");
+	}
+	note("$label: after VACUUM: "
+		  . $node->safe_psql('postgres',
+			"SELECT runs, run_entries, run_tables FROM simhash_index_info('$idx')"));
+	check_index("$label, after complete VACUUMs", $tbl, $idx, 5);
+
+	# the freed heap slots take new rows: no stale entry may answer for them
+	$node->safe_psql('postgres',
+		"INSERT INTO $tbl SELECT 200000 + g, rfp() FROM generate_series(1, 4000) g");
+	check_index("$label, after new rows in freed slots", $tbl, $idx, 5);
 }
+
+vacuum_crash_case('crash during the index pass of VACUUM', 'v', 0);
+vacuum_crash_case('crash during the index pass of VACUUM, runs serving some tables', 'vf', 1);
 
 # the log must hold no consistency failure from any recovery
 unlike(slurp_file($node->logfile), qr/inconsistent page found/,
