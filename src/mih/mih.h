@@ -129,10 +129,27 @@ mih_entry_set(MihEntry *e, SimHash fp, ItemPointer tid)
 
 #define MIH_DEAD_FLAG	0x8000
 
+/*
+ * A row whose fingerprint is NULL is indexed too, so that an ordered scan
+ * (ORDER BY fp <-> q) can return it last, as a sequential scan does: its
+ * entry carries this flag in the TID's offset and a stand-in fingerprint
+ * derived from the TID (mih_null_fp), which spreads such entries over the
+ * block values like random fingerprints. Searches by radius skip them.
+ */
+#define MIH_NULL_FLAG	0x4000
+#define MIH_TID_FLAGS	(MIH_DEAD_FLAG | MIH_NULL_FLAG)
+StaticAssertDecl(MaxOffsetNumber < MIH_NULL_FLAG, "the flags must lie above every offset");
+
 static inline bool
 mih_entry_dead(const MihEntry *e)
 {
 	return (e->tid.ip_posid & MIH_DEAD_FLAG) != 0;
+}
+
+static inline bool
+mih_entry_is_null(const MihEntry *e)
+{
+	return (e->tid.ip_posid & MIH_NULL_FLAG) != 0;
 }
 
 static inline void
@@ -141,14 +158,42 @@ mih_entry_set_dead(MihEntry *e)
 	e->tid.ip_posid |= MIH_DEAD_FLAG;
 }
 
-/* the heap TID, without the dead flag */
+/* the heap TID, without the flags */
 static inline ItemPointerData
 mih_entry_tid(const MihEntry *e)
 {
 	ItemPointerData tid = e->tid;
 
-	tid.ip_posid &= ~MIH_DEAD_FLAG;
+	tid.ip_posid &= ~MIH_TID_FLAGS;
 	return tid;
+}
+
+/* The stand-in fingerprint of a NULL entry: a mix (splitmix64) of its TID. */
+static inline SimHash
+mih_null_fp(ItemPointer tid)
+{
+	uint64		z = ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		(ItemPointerGetOffsetNumberNoCheck(tid) & ~MIH_TID_FLAGS);
+
+	z += UINT64CONST(0x9E3779B97F4A7C15);
+	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/* The entry a row gets: its fingerprint, or a NULL entry. */
+static inline void
+mih_entry_for_row(MihEntry *e, Datum value, bool isnull, ItemPointer tid)
+{
+	if (isnull)
+	{
+		ItemPointerData flagged = *tid;
+
+		flagged.ip_posid |= MIH_NULL_FLAG;
+		mih_entry_set(e, mih_null_fp(tid), &flagged);
+	}
+	else
+		mih_entry_set(e, DatumGetSimHash(value), tid);
 }
 
 static inline uint64
@@ -284,7 +329,17 @@ typedef struct MihMetaPageData
 	 * a later run holds (see mih_merge.c). Kept parallel to runs[].
 	 */
 	uint16		run_gone[MIH_MAX_RUNS];
+
+	/* appended with kNN search: MIH_META_* flags, zero in older metapages */
+	uint32		flags;
 } MihMetaPageData;
+
+/*
+ * MihMetaPageData.flags: rows with a NULL fingerprint have entries (indexes
+ * built since kNN search came). Ordered scans need them to return those
+ * rows; older indexes need a REINDEX for ordered scans.
+ */
+#define MIH_META_INDEXES_NULLS	0x0001
 
 /* the tables run r of a metapage serves, a bit each */
 static inline uint32

@@ -125,9 +125,10 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	MihBuildState *bs = (MihBuildState *) state;
+	MihEntry	entry;
 
-	if (isnull[0])
-		return;
+	/* a NULL fingerprint gets a NULL entry (see mih.h) */
+	mih_entry_for_row(&entry, values[0], isnull[0], tid);
 	bs->indtuples += 1;
 	if (!bs->spilled && bs->n == bs->cap)
 	{
@@ -140,9 +141,9 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			spill(bs);
 	}
 	if (bs->spilled)
-		sort_put(bs, DatumGetSimHash(values[0]), tid);
+		sort_put(bs, mih_entry_fp(&entry), &entry.tid);
 	else
-		mih_entry_set(&bs->entries[bs->n++], DatumGetSimHash(values[0]), tid);
+		bs->entries[bs->n++] = entry;
 }
 
 /* Write the run from the sorts, table by table. */

@@ -14,7 +14,7 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
 		   IndexInfo *indexInfo)
 {
-	SimHash		fp;
+	MihEntry	entry;
 	Buffer		metabuf;
 	Buffer		tailbuf = InvalidBuffer;
 	Buffer		newbuf = InvalidBuffer;
@@ -25,15 +25,18 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	int			n;
 	bool		merge;
 
-	/* a NULL fingerprint matches nothing: it is not indexed */
-	if (isnull[0])
-		return false;
-	fp = DatumGetSimHash(values[0]);
-
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	mih_check_metapage(index, BufferGetPage(metabuf));
 	meta = MihPageGetMeta(BufferGetPage(metabuf));
+
+	/* an index built before NULL entries existed goes on without them */
+	if (isnull[0] && !(meta->flags & MIH_META_INDEXES_NULLS))
+	{
+		UnlockReleaseBuffer(metabuf);
+		return false;
+	}
+	mih_entry_for_row(&entry, values[0], isnull[0], ht_ctid);
 
 	if (meta->pending_tail != InvalidBlockNumber)
 	{
@@ -74,7 +77,7 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		target = GenericXLogRegisterBuffer(state, tailbuf, 0);
 
 	n = MihPageGetNItems(target, sizeof(MihEntry));
-	mih_entry_set(&MihPageGetEntries(target)[n], fp, ht_ctid);
+	MihPageGetEntries(target)[n] = entry;
 	MihPageSetNItems(target, n + 1, sizeof(MihEntry));
 	meta->pending_entries++;
 	merge = meta->pending_entries >= mih_get_options(index)->pending_limit;

@@ -107,6 +107,7 @@ mih_init_metapage(Page page, int nblocks)
 		return;
 	}
 	meta->layout = MIH_META_LAYOUT_XID;
+	meta->flags = MIH_META_INDEXES_NULLS;
 	meta->retired_first = InvalidBlockNumber;
 	meta->retired_last = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihMetaPageData);

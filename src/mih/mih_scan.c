@@ -363,8 +363,9 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		{
 			SimHash		fp = mih_entry_fp(&entries[i]);
 
-			if (!mih_entry_dead(&entries[i]) && matches(so, fp))
-				so->items[so->nitems++] = entries[i].tid;
+			if (!mih_entry_dead(&entries[i]) && !mih_entry_is_null(&entries[i]) &&
+				matches(so, fp))
+				so->items[so->nitems++] = mih_entry_tid(&entries[i]);
 		}
 		so->leaf = next;
 	}
@@ -379,9 +380,9 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 			{
 				SimHash		fp = mih_entry_fp(&entries[pos]);
 
-				if (!mih_entry_dead(&entries[pos]) && matches(so, fp) &&
-					!reported_earlier(so, fp, j))
-					so->items[so->nitems++] = entries[pos].tid;
+				if (!mih_entry_dead(&entries[pos]) && !mih_entry_is_null(&entries[pos]) &&
+					matches(so, fp) && !reported_earlier(so, fp, j))
+					so->items[so->nitems++] = mih_entry_tid(&entries[pos]);
 				pos++;
 			}
 			if (pos == n)
@@ -426,8 +427,9 @@ visit_pending(Relation index, MihScanOpaque so)
 	entries = MihPageGetEntries(page);
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	for (int i = 0; i < n; i++)
-		if (!mih_entry_dead(&entries[i]) && matches(so, mih_entry_fp(&entries[i])))
-			so->items[so->nitems++] = entries[i].tid;
+		if (!mih_entry_dead(&entries[i]) && !mih_entry_is_null(&entries[i]) &&
+			matches(so, mih_entry_fp(&entries[i])))
+			so->items[so->nitems++] = mih_entry_tid(&entries[i]);
 	so->pending_next = MihPageGetOpaque(page)->next;
 	so->pending_next_serial = MihPageGetOpaque(page)->next_serial;
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);

@@ -46,9 +46,12 @@ vacuum_page(Relation index, BlockNumber blk, IndexBulkDeleteCallback callback,
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	for (int i = 0; i < n; i++)
 	{
+		ItemPointerData tid;
+
 		if (mih_entry_dead(&entries[i]))
 			continue;
-		if (callback(&entries[i].tid, callback_state))
+		tid = mih_entry_tid(&entries[i]);
+		if (callback(&tid, callback_state))
 			dead[ndead++] = i;
 		else
 			(*live)++;

@@ -36,6 +36,7 @@ typedef struct TidEntry
 {
 	ItemPointerData tid;		/* key */
 	SimHash		fp;
+	bool		is_null;		/* a NULL entry: the row's fingerprint is NULL */
 	int			count;
 } TidEntry;
 
@@ -44,6 +45,7 @@ typedef struct VerifyState
 	Relation	index;
 	HTAB	   *tids;			/* live index entries of table 0 and pending */
 	int64		heap_checked;
+	bool		indexes_nulls;	/* MIH_META_INDEXES_NULLS */
 } VerifyState;
 
 static uint64
@@ -54,15 +56,21 @@ entry_hash(SimHash fp, ItemPointer tid)
 									  ItemPointerGetOffsetNumber(tid));
 }
 
+/* Remember a live entry for the heap check; NULL entries must carry their stand-in. */
 static void
-remember(VerifyState *vs, SimHash fp, ItemPointer tid)
+remember(VerifyState *vs, const MihEntry *entry)
 {
 	bool		found;
-	TidEntry   *e = hash_search(vs->tids, tid, HASH_ENTER, &found);
+	ItemPointerData tid = mih_entry_tid(entry);
+	TidEntry   *e = hash_search(vs->tids, &tid, HASH_ENTER, &found);
 
+	if (mih_entry_is_null(entry) && mih_entry_fp(entry) != mih_null_fp(&tid))
+		corrupt(vs->index, "The NULL entry of heap tuple (%u,%u) has a fingerprint that is not its stand-in.",
+				ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
 	if (!found)
 	{
-		e->fp = fp;
+		e->fp = mih_entry_fp(entry);
+		e->is_null = mih_entry_is_null(entry);
 		e->count = 0;
 	}
 	e->count++;
@@ -181,7 +189,7 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 			{
 				*live_checksum += entry_hash(fp, &tid);
 				if (remember_live)
-					remember(vs, fp, &tid);
+					remember(vs, &entries[i]);
 			}
 			n++;
 		}
@@ -262,14 +270,18 @@ verify_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	VerifyState *vs = (VerifyState *) state;
 	TidEntry   *e;
 
-	if (isnull[0] || !tupleIsAlive)
+	if ((isnull[0] && !vs->indexes_nulls) || !tupleIsAlive)
 		return;
 	vs->heap_checked++;
 	e = hash_search(vs->tids, tid, HASH_FIND, NULL);
 	if (e == NULL)
 		corrupt(index, "Heap tuple (%u,%u) has no index entry.",
 				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
-	if (e->fp != DatumGetSimHash(values[0]))
+	if (e->is_null != isnull[0])
+		corrupt(index, "Heap tuple (%u,%u) has %s fingerprint and %s index entry.",
+				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+				isnull[0] ? "a NULL" : "a", e->is_null ? "a NULL" : "a non-NULL");
+	if (!isnull[0] && e->fp != DatumGetSimHash(values[0]))
 		corrupt(index, "Heap tuple (%u,%u) is indexed with another fingerprint.",
 				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
 }
@@ -318,6 +330,8 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	mih_check_metapage(index, BufferGetPage(metabuf));
 	memcpy(&meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
 	UnlockReleaseBuffer(metabuf);
+	vs.indexes_nulls = (meta.layout == MIH_META_LAYOUT_XID &&
+						(meta.flags & MIH_META_INDEXES_NULLS) != 0);
 
 	if (meta.nblocks < MIH_MIN_BLOCKS || meta.nblocks > MIH_MAX_BLOCKS ||
 		meta.nruns > MIH_MAX_RUNS || meta.nretired > MIH_MAX_RETIRED)
@@ -350,7 +364,7 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 			corrupt(index, "Pending block %u has %d entries.", blk, n);
 		for (int i = 0; i < n; i++)
 			if (!mih_entry_dead(&entries[i]))
-				remember(&vs, mih_entry_fp(&entries[i]), &entries[i].tid);
+				remember(&vs, &entries[i]);
 		pending += n;
 		pending_pages++;
 		last = blk;
