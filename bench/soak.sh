@@ -502,7 +502,7 @@ PY
 # VACUUM loop and timeline
 # ---------------------------------------------------------------------------
 TL_SQL="SELECT (SELECT count(*) FROM soak), pg_relation_size('soak'), pg_relation_size('soak_fp_idx'),
- i.runs, (SELECT coalesce(sum(x), 0) FROM unnest(i.run_entries) x), i.pending_entries, i.retired,
+ i.runs, i.entries, i.pending_entries, i.retired,
  s.autovacuum_count, s.vacuum_count, s.autoanalyze_count
  FROM simhash_index_info('soak_fp_idx') i, pg_stat_user_tables s WHERE s.relid = 'soak'::regclass"
 timeline() {	# elapsed, what, seconds, rc
@@ -691,7 +691,7 @@ RATIO=$(python3 -c "print(f'{$LIVE_SIZE / $FRESH_SIZE:.3f}')")
 echo "size: soak_fp_idx $((LIVE_SIZE / 8192)) pages ($(python3 -c "print(f'{$LIVE_SIZE / 1048576:.1f}')") MiB; $(python3 -c "print(f'{$SIZE0 / 1048576:.1f}')") MiB at start), fresh $((FRESH_SIZE / 8192)) pages ($(python3 -c "print(f'{$FRESH_SIZE / 1048576:.1f}')") MiB, built in $(printf '%.1f' "$FRESH_SECS") s); ratio $RATIO"
 psql_b -c "VACUUM soak" >/dev/null
 read -r USED_PAGES ALL_PAGES < <(psql_t -c "SELECT count(*) FILTER (WHERE type <> 'free'), count(*) FROM simhash_index_pages('soak_fp_idx')" | tr '\t' ' ')
-echo "for information, after one more VACUUM (load stopped, no old snapshot left): $(psql_t -c "SELECT 'runs ' || runs || ', run entries ' || array_to_string(run_entries, '+') || ', pending ' || pending_entries || ', retired ' || retired FROM simhash_index_info('soak_fp_idx')"); page types: $(psql_t -c "SELECT string_agg(type || ' ' || n, ', ' ORDER BY n DESC) FROM (SELECT type, count(*) n FROM simhash_index_pages('soak_fp_idx') GROUP BY type) s"); $ALL_PAGES pages, of which $USED_PAGES in use = $(python3 -c "print(f'{$USED_PAGES * 8192 / $FRESH_SIZE:.3f}')") x fresh"
+echo "for information, after one more VACUUM (load stopped, no old snapshot left): $(psql_t -c "SELECT 'runs ' || runs || ', run entries ' || array_to_string(run_entries, '+') || ' (tables ' || array_to_string(run_tables, ' ') || '), entries ' || entries || ', pending ' || pending_entries || ', retired ' || retired FROM simhash_index_info('soak_fp_idx')"); page types: $(psql_t -c "SELECT string_agg(type || ' ' || n, ', ' ORDER BY n DESC) FROM (SELECT type, count(*) n FROM simhash_index_pages('soak_fp_idx') GROUP BY type) s"); $ALL_PAGES pages, of which $USED_PAGES in use = $(python3 -c "print(f'{$USED_PAGES * 8192 / $FRESH_SIZE:.3f}')") x fresh"
 
 # ---------------------------------------------------------------------------
 # report
@@ -774,7 +774,7 @@ print()
 print("-- timeline: a line after each manual VACUUM (t = its start; 'took' includes waiting for a running")
 print("   autovacuum); sizes in MiB; av/vac/aan = autovacuums, manual VACUUMs, autoanalyzes so far;")
 print("   tps and latency (ms) of the transactions that ended since the previous line")
-hdr = (f"{'t s':>5} {'event':<6} {'took s':>6} | {'rows':>8} {'table':>6} {'index':>6} | {'runs':>4} {'run entries':>11} "
+hdr = (f"{'t s':>5} {'event':<6} {'took s':>6} | {'rows':>8} {'table':>6} {'index':>6} | {'runs':>4} {'entries':>11} "
        f"{'pending':>7} {'retired':>7} | {'av':>3} {'vac':>3} {'aan':>3} | {'w tps':>6} {'w max':>6} {'r tps':>5} {'r p95':>5} {'r max':>6}")
 print(hdr)
 print("-" * len(hdr))
