@@ -135,3 +135,9 @@ CREATE FUNCTION @extschema@.simhash_index_info(index pg_catalog.regclass,
     OUT pending_entries pg_catalog.int8, OUT pending_pages pg_catalog.int8,
     OUT retired pg_catalog.int4, OUT entries pg_catalog.int8, OUT run_tables pg_catalog.text[])
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL SAFE;
+
+-- ORDER BY fp <-> q [LIMIT k] from a simhash index: exact nearest neighbours, NULL
+-- fingerprints last. <-> (simhash, simhash) returns the distance as int4, so its results sort
+-- by btree's integer_ops. Indexes built before this need a REINDEX to serve ordered scans.
+ALTER OPERATOR FAMILY @extschema@.simhash_ops USING simhash
+    ADD OPERATOR 2 @extschema@.<-> (@extschema@.simhash, @extschema@.simhash) FOR ORDER BY pg_catalog.integer_ops;

@@ -800,13 +800,23 @@ SELECT amvalidate(oid) AS wrong_type FROM pg_opclass
 WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname = 'wrong_type';
 SELECT amvalidate(oid) AS no_operator FROM pg_opclass
 WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname = 'no_operator';
--- what the access method refuses outright
+-- what the access method refuses outright: a strategy number past 2, a
+-- support function
 CREATE OPERATOR CLASS sh_idx_bogus.wrong_strategy FOR TYPE simhash USING simhash AS
-    OPERATOR 2 <@ (simhash, hamming_ball);
+    OPERATOR 3 <@ (simhash, hamming_ball);
 CREATE OPERATOR CLASS sh_idx_bogus.with_function FOR TYPE simhash USING simhash AS
     OPERATOR 1 <@ (simhash, hamming_ball), FUNCTION 1 simhash_cmp(simhash, simhash);
-CREATE OPERATOR CLASS sh_idx_bogus.ordering FOR TYPE simhash USING simhash AS
+-- strategy 2 is ORDER BY fp <-> q (integer distance); amvalidate refuses
+-- a search operator there, and an ordering operator as strategy 1
+CREATE OPERATOR CLASS sh_idx_bogus.search_as_order FOR TYPE simhash USING simhash AS
+    OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 2 @> (hamming_ball, simhash);
+CREATE OPERATOR CLASS sh_idx_bogus.order_as_search FOR TYPE simhash USING simhash AS
     OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 1 <-> (simhash, simhash) FOR ORDER BY integer_ops;
+CREATE OPERATOR CLASS sh_idx_bogus.ordering FOR TYPE simhash USING simhash AS
+    OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 2 <-> (simhash, simhash) FOR ORDER BY integer_ops;
+SELECT opcname, amvalidate(oid) FROM pg_opclass
+WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname IN ('search_as_order', 'order_as_search', 'ordering')
+ORDER BY opcname;
 \set VERBOSITY terse
 DROP SCHEMA sh_idx_bogus CASCADE;
 \set VERBOSITY default

@@ -370,9 +370,10 @@ typedef struct HammingBall
 
 #define DatumGetHammingBall(d)	((HammingBall *) DatumGetPointer(d))
 
-/* strategy number of fp <@ ball in the operator class */
-#define MIH_STRATEGY_WITHIN		1
-#define MIH_NSTRATEGIES			1
+/* strategy numbers in the operator classes */
+#define MIH_STRATEGY_WITHIN		1	/* fp <@ ball: a search */
+#define MIH_STRATEGY_DISTANCE	2	/* fp <-> q: ORDER BY, integer_ops */
+#define MIH_NSTRATEGIES			2
 
 /* ---- module.c: simhash.test_fault, failures injected by tests ---- */
 #define SH_FAULT_NONE					0
@@ -443,6 +444,25 @@ typedef struct MihLeafIter
 	MihEntry   *entries;		/* copy of the current leaf's entries */
 } MihLeafIter;
 
+/* First position in entries[from..n) whose masked key is >= v. */
+static inline int
+mih_lower_bound(const MihEntry *entries, int from, int n, uint64 mask, uint64 v)
+{
+	int			lo = from,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if ((mih_entry_fp(&entries[mid]) & mask) < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 extern void mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf);
 extern MihEntry *mih_leaf_iter_next(MihLeafIter *it);
 extern void mih_leaf_iter_end(MihLeafIter *it);
@@ -475,10 +495,19 @@ extern bool mih_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 mih_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void mih_endscan(IndexScanDesc scan);
 extern char *mih_buildphasename(int64 phasenum);
+extern BlockNumber mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v);
+
+/* ---- mih_knn.c: nearest-neighbour search (ORDER BY fp <-> q) ---- */
+typedef struct MihKnn MihKnn;
+extern MihKnn *mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
+							 const int *radii);
+extern bool mih_knn_next(MihKnn *k, ItemPointer tid, int *dist, bool *isnull);
+extern void mih_knn_end(MihKnn *k);
 
 /* ---- mih_probe.c: the probe arithmetic of the scan and the estimates ---- */
 extern double mih_probes_per_table(int blockbits, int s);
 extern uint64 *mih_table_probes(SimHash q, uint64 mask, int s, int *n);
+extern uint64 *mih_table_probes_exact(SimHash q, uint64 mask, int s, int *n);
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);
 

@@ -131,6 +131,62 @@ qual_radius(Node *ballarg, bool *known)
 	return 3;					/* a typical near-duplicate radius */
 }
 
+/*
+ * Costs of an ordered scan (ORDER BY fp <-> q, mih_knn.c). Its first rows
+ * come once the levels up to the nearest rows' distance are probed: the
+ * distance d at which ntuples uniform fingerprints expect one within d bits
+ * of q (or the radius of the scan's condition, if smaller), which costs what
+ * a radius-d search costs. Reading every row reads table 0 whole. LIMIT k
+ * then costs the startup plus k / ntuples of the rest, so the planner takes
+ * the index for small k and a sequential scan and sort when k is a large
+ * share of the table. An index built before NULL entries existed cannot
+ * serve ordered scans (they error out): it is costed out of the way.
+ */
+static void
+ordered_costs(const MihMetaPageData *meta, double ntuples, int radius,
+			  double random_page_cost, double seq_page_cost,
+			  Cost *startup, Cost *total, double *pages_out)
+{
+	int			d = 0;
+	double		probe_pages,
+				full_pages,
+				probe_entries;
+	bool		fullscan;
+	double		startup_pages;
+
+	if (meta->layout != MIH_META_LAYOUT_XID || !(meta->flags & MIH_META_INDEXES_NULLS))
+	{
+		*startup = *total = disable_cost;
+		*pages_out = 1;
+		return;
+	}
+	while (d < SIMHASH_BITS && ntuples * hamming_within_prob(d) < 1)
+		d++;
+	d = Min(d, Max(radius, 0));
+	mih_search_pages(meta, d, &probe_pages, &full_pages, &probe_entries, &fullscan);
+	startup_pages = fullscan ? full_pages : Min(probe_pages, full_pages);
+	*startup = meta->pending_pages * random_page_cost +
+		startup_pages * (fullscan ? seq_page_cost : random_page_cost) +
+		(meta->pending_entries + (fullscan ? ntuples : probe_entries)) * cpu_operator_cost;
+	if (radius < SIMHASH_BITS)
+	{
+		/* a radius condition bounds the search: what a search of it reads */
+		mih_search_pages(meta, radius, &probe_pages, &full_pages, &probe_entries, &fullscan);
+		*total = Max(*startup, meta->pending_pages * random_page_cost +
+					 (fullscan ? full_pages * seq_page_cost : probe_pages * random_page_cost) +
+					 (meta->pending_entries + (fullscan ? ntuples : probe_entries)) * cpu_operator_cost);
+		*pages_out = Max((fullscan ? full_pages : probe_pages) + meta->pending_pages, 1);
+		return;
+	}
+	/*
+	 * The rest: at worst table 0 whole, each entry's m block distances and
+	 * full distance computed and the entry put in its bucket.
+	 */
+	*total = *startup + full_pages * seq_page_cost +
+		ntuples * (meta->nblocks + 2) * cpu_operator_cost;
+	*pages_out = Max(full_pages + meta->pending_pages, 1);
+}
+
 void
 mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				 Cost *indexStartupCost, Cost *indexTotalCost,
@@ -177,6 +233,18 @@ mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	memcpy(&meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
 	UnlockReleaseBuffer(metabuf);
 	relation_close(rel, AccessShareLock);
+
+	if (path->indexorderbys != NIL)
+	{
+		get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost,
+								  &spc_seq_page_cost);
+		ordered_costs(&meta, ntuples, radius, spc_random_page_cost, spc_seq_page_cost,
+					  indexStartupCost, indexTotalCost, indexPages);
+		*indexTotalCost += costs.numIndexTuples * cpu_index_tuple_cost;
+		*indexSelectivity = costs.indexSelectivity;
+		*indexCorrelation = 0;
+		return;
+	}
 
 	if (radius >= 0)
 	{

@@ -18,13 +18,15 @@ mih_handler(PG_FUNCTION_ARGS)
 	amroutine->amsupport = 0;	/* the AM is specific to simhash: no support procs */
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = false;
-	amroutine->amcanorderbyop = false;
+	amroutine->amcanorderbyop = true;	/* ORDER BY fp <-> q: mih_knn.c */
 	amroutine->amcanbackward = false;
 	amroutine->amcanunique = false;
 	amroutine->amcanmulticol = false;
-	amroutine->amoptionalkey = false;	/* a scan without a ball would return everything */
+	amroutine->amoptionalkey = true;	/* ORDER BY fp <-> q LIMIT k needs no WHERE:
+										 * every row is indexed, NULLs too */
 	amroutine->amsearcharray = false;
-	amroutine->amsearchnulls = false;	/* NULL fingerprints are not indexed */
+	amroutine->amsearchnulls = false;	/* NULL entries exist for ordered scans, not
+										 * for fp IS NULL */
 	amroutine->amstorage = false;
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;

@@ -27,6 +27,21 @@ enumerate_flips(uint64 base, const int *bits, int nbits, int start, int left,
 						left - 1, out, n);
 }
 
+/* Append to *out every value (q & mask) with exactly left of the mask's bits flipped. */
+static void
+enumerate_exact(uint64 base, const int *bits, int nbits, int start, int left,
+				uint64 *out, int *n)
+{
+	if (left == 0)
+	{
+		out[(*n)++] = base;
+		return;
+	}
+	for (int i = start; i <= nbits - left; i++)
+		enumerate_exact(base ^ (UINT64CONST(1) << bits[i]), bits, nbits, i + 1,
+						left - 1, out, n);
+}
+
 static int
 cmp_uint64(const void *a, const void *b)
 {
@@ -114,4 +129,29 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 	}
 	*fullscan = radius >= SIMHASH_BITS || maxprobes > MIH_MAX_PROBES ||
 		*probe_pages > *full_pages;
+}
+
+/*
+ * Every value exactly s bits from (q & mask) in the mask's bits, ascending:
+ * one level of the nearest-neighbour search (mih_knn.c).
+ */
+uint64 *
+mih_table_probes_exact(SimHash q, uint64 mask, int s, int *n)
+{
+	int			bits[SIMHASH_BITS];
+	int			nbits = 0;
+	int			max;
+	uint64	   *out;
+
+	for (int i = 0; i < SIMHASH_BITS; i++)
+		if (mask & (UINT64CONST(1) << i))
+			bits[nbits++] = i;
+	max = (int) (mih_probes_per_table(nbits, s) - mih_probes_per_table(nbits, s - 1));
+	out = palloc(Max(max, 1) * sizeof(uint64));
+	*n = 0;
+	if (s <= nbits)
+		enumerate_exact(q & mask, bits, nbits, 0, s, out, n);
+	Assert(*n == max);
+	qsort(out, *n, sizeof(uint64), cmp_uint64);
+	return out;
 }

@@ -37,6 +37,7 @@ typedef struct MihScanOpaqueData
 {
 	/* the query: every ball must contain the fingerprint */
 	bool		empty;			/* no row can match (NULL or negative radius) */
+	bool		with_nulls;		/* no ball: every row, NULL fingerprints too */
 	int			nballs;
 	SimHash    *centers;		/* one per scan key, in scan->opaque's context */
 	int		   *radii;
@@ -75,6 +76,12 @@ typedef struct MihScanOpaqueData
 	int			nitems;
 	int			curitem;
 
+	/* ORDER BY fp <-> order_q: rows come from the nearest-neighbour search */
+	bool		ordered;
+	bool		order_null;		/* ORDER BY fp <-> NULL: every distance NULL */
+	SimHash		order_q;
+	MihKnn	   *knn;			/* begun at the first row */
+
 	MemoryContext cxt;
 } MihScanOpaqueData;
 
@@ -88,6 +95,13 @@ mih_beginscan(Relation index, int nkeys, int norderbys)
 
 	so->curbuf = InvalidBuffer;
 	so->phase = MIH_SCAN_DONE;
+	/* the AM provides the arrays where the executor reads each row's distance */
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
+	}
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash scan",
 									ALLOCSET_SMALL_SIZES);
 	scan->opaque = so;
@@ -108,9 +122,31 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 	MihScanOpaque so = (MihScanOpaque) scan->opaque;
 
 	release_buffers(so);
+	if (so->knn)
+		mih_knn_end(so->knn);
+	so->knn = NULL;
 	MemoryContextReset(so->cxt);
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	so->ordered = scan->numberOfOrderBys > 0;
+	so->order_null = false;
+	if (so->ordered)
+	{
+		ScanKey		key = &scan->orderByData[0];
+
+		if (scan->numberOfOrderBys != 1 || key->sk_strategy != MIH_STRATEGY_DISTANCE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash index scans order only by fp <-> simhash"),
+					 errhint("Check the operator class with amvalidate().")));
+		if (key->sk_flags & SK_ISNULL)
+			so->order_null = true;
+		else
+			so->order_q = DatumGetSimHash(key->sk_argument);
+	}
 
 	so->empty = false;
 	so->nballs = 0;
@@ -143,9 +179,8 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 			so->nballs++;
 		}
 	}
-	/* no condition at all: amoptionalkey is false, but be safe */
-	if (so->nballs == 0 && !so->empty)
-		so->empty = true;
+	/* no radius condition (an ordered scan): every row, NULL fingerprints too */
+	so->with_nulls = (so->nballs == 0);
 	so->phase = so->empty ? MIH_SCAN_DONE : MIH_SCAN_START;
 	so->nitems = so->curitem = 0;
 }
@@ -176,18 +211,33 @@ start_scan(Relation index, MihScanOpaque so)
 	so->pending_next = meta->pending_head;
 	so->pending_next_serial = meta->pending_head_serial;
 
-	for (int i = 1; i < so->nballs; i++)
-		if (so->radii[i] < so->radii[best])
-			best = i;
-	so->q = so->centers[best];
-	so->r = so->radii[best];
-	so->s = so->r / so->nblocks;
-
+	if (so->with_nulls)
+	{
+		/* every row: table 0 whole, NULL entries included */
+		if (meta->layout != MIH_META_LAYOUT_XID || !(meta->flags & MIH_META_INDEXES_NULLS))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("simhash index \"%s\" was built before ordered scans existed",
+							RelationGetRelationName(index)),
+					 errdetail("It has no entries for rows whose fingerprint is NULL, which ORDER BY must return."),
+					 errhint("REINDEX the index.")));
+		so->q = 0;
+		so->r = SIMHASH_BITS;
+		so->s = 0;
+		so->fullscan = true;
+	}
+	else
 	{
 		double		probe_pages,
 					full_pages,
 					probe_entries;
 
+		for (int i = 1; i < so->nballs; i++)
+			if (so->radii[i] < so->radii[best])
+				best = i;
+		so->q = so->centers[best];
+		so->r = so->radii[best];
+		so->s = so->r / so->nblocks;
 		mih_search_pages(meta, so->r, &probe_pages, &full_pages, &probe_entries,
 						 &so->fullscan);
 	}
@@ -278,13 +328,16 @@ next_table(Relation index, MihScanOpaque so)
 	}
 }
 
-/* The leaf where entries with key >= v (masked) start, from the root. */
-static BlockNumber
-descend(Relation index, MihScanOpaque so, uint64 v)
+/*
+ * The leaf of table j of a run where entries with key >= v (masked) start,
+ * from the root. Shared with the nearest-neighbour search (mih_knn.c).
+ */
+BlockNumber
+mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v)
 {
-	BlockNumber blk = so->hdr.root[so->table];
+	BlockNumber blk = hdr->root[table];
 
-	for (int level = so->hdr.height[so->table]; level > 0; level--)
+	for (int level = hdr->height[table]; level > 0; level--)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
 		Page		page;
@@ -294,7 +347,7 @@ descend(Relation index, MihScanOpaque so, uint64 v)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) so->hdr.serial, so->table);
+		mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
 		items = MihPageGetInner(page);
 		/* the last child whose first key is < v, else the first child */
 		lo = 0;
@@ -312,25 +365,6 @@ descend(Relation index, MihScanOpaque so, uint64 v)
 		UnlockReleaseBuffer(buf);
 	}
 	return blk;
-}
-
-/* First position in entries[from..n) whose masked key is >= v. */
-static inline int
-lower_bound(MihEntry *entries, int from, int n, uint64 mask, uint64 v)
-{
-	int			lo = from,
-				hi = n;
-
-	while (lo < hi)
-	{
-		int			mid = (lo + hi) / 2;
-
-		if ((mih_entry_fp(&entries[mid]) & mask) < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /*
@@ -363,8 +397,8 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		{
 			SimHash		fp = mih_entry_fp(&entries[i]);
 
-			if (!mih_entry_dead(&entries[i]) && !mih_entry_is_null(&entries[i]) &&
-				matches(so, fp))
+			if (!mih_entry_dead(&entries[i]) &&
+				(mih_entry_is_null(&entries[i]) ? so->with_nulls : matches(so, fp)))
 				so->items[so->nitems++] = mih_entry_tid(&entries[i]);
 		}
 		so->leaf = next;
@@ -375,7 +409,7 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		{
 			uint64		v = so->probes[j][so->probe];
 
-			pos = lower_bound(entries, pos, n, mask, v);
+			pos = mih_lower_bound(entries, pos, n, mask, v);
 			while (pos < n && (mih_entry_fp(&entries[pos]) & mask) == v)
 			{
 				SimHash		fp = mih_entry_fp(&entries[pos]);
@@ -427,8 +461,8 @@ visit_pending(Relation index, MihScanOpaque so)
 	entries = MihPageGetEntries(page);
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	for (int i = 0; i < n; i++)
-		if (!mih_entry_dead(&entries[i]) && !mih_entry_is_null(&entries[i]) &&
-			matches(so, mih_entry_fp(&entries[i])))
+		if (!mih_entry_dead(&entries[i]) &&
+			(mih_entry_is_null(&entries[i]) ? so->with_nulls : matches(so, mih_entry_fp(&entries[i]))))
 			so->items[so->nitems++] = mih_entry_tid(&entries[i]);
 	so->pending_next = MihPageGetOpaque(page)->next;
 	so->pending_next_serial = MihPageGetOpaque(page)->next_serial;
@@ -483,7 +517,8 @@ next_page(IndexScanDesc scan)
 					continue;
 				}
 				if (so->leaf == InvalidBlockNumber)
-					so->leaf = descend(index, so, so->probes[so->table][so->probe]);
+					so->leaf = mih_descend(index, &so->hdr, so->table,
+											   so->probes[so->table][so->probe]);
 				buf = visit_run_leaf(index, so);
 				break;
 			default:
@@ -507,13 +542,47 @@ mih_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (dir != ForwardScanDirection)
 		elog(ERROR, "simhash index scans only go forward");
+	scan->xs_recheck = false;	/* the index holds the whole fingerprint */
+	if (so->ordered && !so->order_null)
+	{
+		int			dist;
+		bool		isnull;
+		bool		found;
+		MemoryContext old;
+
+		if (so->empty)
+			return false;
+		/* the search's buckets live as long as the scan */
+		old = MemoryContextSwitchTo(so->cxt);
+		if (so->knn == NULL)
+		{
+			pgstat_count_index_scan(scan->indexRelation);
+			so->knn = mih_knn_begin(scan->indexRelation, so->order_q, so->nballs,
+									so->centers, so->radii);
+		}
+		found = mih_knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
+		MemoryContextSwitchTo(old);
+		if (!found)
+			return false;
+		/* the exact distance, in order: nothing for the executor to recheck */
+		scan->xs_orderbyvals[0] = Int32GetDatum(dist);
+		scan->xs_orderbynulls[0] = isnull;
+		scan->xs_recheckorderby = false;
+		return true;
+	}
 	while (so->curitem >= so->nitems)
 	{
 		if (!next_page(scan))
 			return false;
 	}
 	scan->xs_heaptid = so->items[so->curitem++];
-	scan->xs_recheck = false;	/* the index holds the whole fingerprint */
+	if (so->ordered)
+	{
+		/* ORDER BY fp <-> NULL: every distance is NULL, any order will do */
+		scan->xs_orderbyvals[0] = (Datum) 0;
+		scan->xs_orderbynulls[0] = true;
+		scan->xs_recheckorderby = false;
+	}
 	return true;
 }
 
@@ -537,6 +606,8 @@ mih_endscan(IndexScanDesc scan)
 	MihScanOpaque so = (MihScanOpaque) scan->opaque;
 
 	release_buffers(so);
+	if (so->knn)
+		mih_knn_end(so->knn);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 }

@@ -32,9 +32,11 @@ type_is(Oid typid, const char *name)
 }
 
 /*
- * The only member allowed: strategy 1, a boolean search operator whose left
- * input is the indexed type and whose right input is hamming_ball, with no
- * ORDER BY and no support functions.
+ * The members allowed, and no support functions: strategy 1, a boolean search
+ * operator whose left input is the indexed type and whose right input is
+ * hamming_ball (required); strategy 2, an ordering operator between two
+ * values of the indexed type returning an integer distance, sorted by a
+ * btree family of integers (optional: ORDER BY fp <-> q).
  */
 bool
 mih_validate(Oid opclassoid)
@@ -83,6 +85,27 @@ mih_validate(Oid opclassoid)
 	{
 		Form_pg_amop oprform = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 
+		if (oprform->amopstrategy == MIH_STRATEGY_DISTANCE)
+		{
+			/* ORDER BY fp <-> q: an int4 distance, sorted by btree integer_ops */
+			if (oprform->amoppurpose != AMOP_ORDER ||
+				!check_amop_signature(oprform->amopopr, INT4OID,
+									  oprform->amoplefttype, oprform->amoprighttype) ||
+				oprform->amoplefttype != opcintype || oprform->amoprighttype != opcintype ||
+				!OidIsValid(get_opfamily_member(oprform->amopsortfamily, INT4OID, INT4OID,
+												BTLessStrategyNumber)))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature for strategy %d",
+								opfamilyname, format_operator(oprform->amopopr),
+								MIH_STRATEGY_DISTANCE),
+						 errdetail("Expected an ordering operator (%s, %s) returning integer, FOR ORDER BY a btree family of integers.",
+								   format_type_be(opcintype), format_type_be(opcintype))));
+				result = false;
+			}
+			continue;
+		}
 		if (oprform->amopstrategy != MIH_STRATEGY_WITHIN)
 		{
 			ereport(INFO,
@@ -97,8 +120,9 @@ mih_validate(Oid opclassoid)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("simhash operator family \"%s\" contains ordering operator %s, which the access method does not support",
-							opfamilyname, format_operator(oprform->amopopr))));
+					 errmsg("simhash operator family \"%s\" contains operator %s as an ordering operator with strategy %d, which only searches",
+							opfamilyname, format_operator(oprform->amopopr),
+							MIH_STRATEGY_WITHIN)));
 			result = false;
 			continue;
 		}

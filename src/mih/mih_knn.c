@@ -1,0 +1,465 @@
+/*
+ * mih_knn.c
+ *		Nearest-neighbour search for ORDER BY fp <-> q: the rows in ascending
+ *		Hamming distance from q, exactly, reading only as much of the index
+ *		as the consumer asks for.
+ *
+ * The incremental search of multi-index hashing (Norouzi, Punjani and Fleet,
+ * "Fast search in Hamming space with multi-index hashing", CVPR 2012): level
+ * s probes, in every table j, the block values exactly s bits from q's block
+ * j. After levels 0..s every entry with some block within s bits of q has
+ * been found, and any entry not found has all m blocks at least s + 1 bits
+ * away, so its distance is at least m (s + 1): every found entry closer than
+ * that is settled and can be returned. An entry is taken only at its
+ * canonical place, the first table among those where its block distance is
+ * smallest, so each entry is taken once. The pending list (unsorted) is
+ * read whole at the start.
+ *
+ * Found entries wait in one bucket per distance (0..64), so returning them
+ * in order costs nothing. When probing the next level would read more pages
+ * than reading table 0 whole (every entry once), the search reads table 0
+ * once and settles everything. Rows with a NULL fingerprint come last, as in
+ * a sequential scan; they have NULL entries (mih.h), collected from the
+ * pending list and from table 0 once every distance has been returned.
+ *
+ * Radius conditions of the same scan (fp <@ ball) filter the entries and
+ * bound the search: nothing beyond the smallest radius is looked for.
+ */
+#include "mih.h"
+
+#include "miscadmin.h"
+
+typedef struct TidList
+{
+	ItemPointerData *tids;
+	int64		n;
+	int64		cap;
+	int64		pos;			/* next to return */
+} TidList;
+
+struct MihKnn
+{
+	Relation	index;
+	SimHash		q;
+	int			nballs;
+	const SimHash *centers;
+	const int  *radii;
+	int			maxdist;		/* no match lies farther (the smallest radius) */
+	bool		want_nulls;		/* no radius condition: NULL rows come last */
+
+	/* the index as the scan saw it at its start */
+	int			nblocks;
+	uint64		masks[MIH_MAX_BLOCKS];
+	int			bits[MIH_MAX_BLOCKS];
+	int			nruns;
+	BlockNumber runs[MIH_MAX_RUNS];
+	uint32		run_serials[MIH_MAX_RUNS];
+	uint32		run_tables[MIH_MAX_RUNS];
+	int64		run_entries[MIH_MAX_RUNS];
+
+	TidList		buckets[SIMHASH_BITS + 1];
+	TidList		nulls;
+	int			level_done;		/* levels probed: entries with a block within
+								 * this many bits of q's are found */
+	bool		complete;		/* every entry found (table 0 read whole) */
+	bool		nulls_found;	/* every NULL entry found */
+	int			emit;			/* the distance being returned */
+};
+
+static void
+list_push(TidList *l, ItemPointer tid)
+{
+	if (l->n == l->cap)
+	{
+		l->cap = Max(l->cap * 2, 64);
+		l->tids = l->tids ? repalloc_huge(l->tids, l->cap * sizeof(ItemPointerData))
+			: palloc(l->cap * sizeof(ItemPointerData));
+	}
+	l->tids[l->n++] = *tid;
+}
+
+static inline bool
+knn_matches(const MihKnn *k, SimHash fp)
+{
+	for (int i = 0; i < k->nballs; i++)
+		if (simhash_hamming(fp, k->centers[i]) > k->radii[i])
+			return false;
+	return true;
+}
+
+/* The smallest block distance of fp from q, and the first table with it. */
+static inline int
+min_block_distance(const MihKnn *k, SimHash fp, int *table)
+{
+	uint64		diff = fp ^ k->q;
+	int			best = SIMHASH_BITS + 1;
+
+	for (int j = 0; j < k->nblocks; j++)
+	{
+		int			d = pg_popcount64(diff & k->masks[j]);
+
+		if (d < best)
+		{
+			best = d;
+			*table = j;
+		}
+	}
+	return best;
+}
+
+/* Take a live, non-NULL entry into its distance's bucket if it matches. */
+static inline void
+take(MihKnn *k, const MihEntry *e)
+{
+	SimHash		fp = mih_entry_fp(e);
+	int			dist = simhash_hamming(fp, k->q);
+	ItemPointerData tid;
+
+	if (dist > k->maxdist || !knn_matches(k, fp))
+		return;
+	tid = mih_entry_tid(e);
+	list_push(&k->buckets[dist], &tid);
+}
+
+MihKnn *
+mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
+			  const int *radii)
+{
+	MihKnn	   *k = palloc0(sizeof(MihKnn));
+	Buffer		metabuf;
+	MihMetaPageData *meta;
+	BlockNumber pending;
+	uint32		pending_serial;
+
+	k->index = index;
+	k->q = q;
+	k->nballs = nballs;
+	k->centers = centers;
+	k->radii = radii;
+	k->maxdist = SIMHASH_BITS;
+	for (int i = 0; i < nballs; i++)
+		k->maxdist = Min(k->maxdist, radii[i]);
+	k->want_nulls = (nballs == 0);
+	k->level_done = -1;
+
+	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+	if (meta->layout != MIH_META_LAYOUT_XID || !(meta->flags & MIH_META_INDEXES_NULLS))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash index \"%s\" was built before ordered scans existed",
+						RelationGetRelationName(index)),
+				 errdetail("It has no entries for rows whose fingerprint is NULL, which ORDER BY must return."),
+				 errhint("REINDEX the index.")));
+	k->nblocks = meta->nblocks;
+	memcpy(k->masks, meta->masks, sizeof(k->masks));
+	for (int j = 0; j < k->nblocks; j++)
+		k->bits[j] = pg_popcount64(k->masks[j]);
+	k->nruns = meta->nruns;
+	for (int r = 0; r < meta->nruns; r++)
+	{
+		k->runs[r] = meta->runs[r];
+		k->run_serials[r] = meta->run_serials[r];
+		k->run_tables[r] = mih_run_tables(meta, r);
+		k->run_entries[r] = meta->run_entries[r];
+	}
+	pending = meta->pending_head;
+	pending_serial = meta->pending_head_serial;
+	UnlockReleaseBuffer(metabuf);
+
+	/* the pending list, whole: its entries have no tables */
+	while (pending != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, pending);
+		Page		page;
+		MihEntry   *entries;
+		int			n;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		mih_check_page(index, page, pending, MIH_PAGE_PENDING, pending_serial, -1);
+		entries = MihPageGetEntries(page);
+		n = MihPageGetNItems(page, sizeof(MihEntry));
+		for (int i = 0; i < n; i++)
+		{
+			if (mih_entry_dead(&entries[i]))
+				continue;
+			if (mih_entry_is_null(&entries[i]))
+			{
+				if (k->want_nulls)
+				{
+					ItemPointerData tid = mih_entry_tid(&entries[i]);
+
+					list_push(&k->nulls, &tid);
+				}
+			}
+			else
+				take(k, &entries[i]);
+		}
+		pending = MihPageGetOpaque(page)->next;
+		pending_serial = MihPageGetOpaque(page)->next_serial;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return k;
+}
+
+/*
+ * Probe table j of run r with the sorted values, each exactly s bits from
+ * q's block: take the entries whose canonical place this is.
+ */
+static void
+probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int nvals, int s)
+{
+	Relation	index = k->index;
+	uint64		mask = k->masks[j];
+	BlockNumber leaf = InvalidBlockNumber;
+	int			p = 0;
+
+	while (p < nvals)
+	{
+		Buffer		buf;
+		Page		page;
+		MihEntry   *entries;
+		int			n;
+		int			pos = 0;
+		BlockNumber next;
+
+		CHECK_FOR_INTERRUPTS();
+		if (leaf == InvalidBlockNumber)
+			leaf = mih_descend(index, hdr, j, vals[p]);
+		buf = ReadBuffer(index, leaf);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
+		entries = MihPageGetEntries(page);
+		n = MihPageGetNItems(page, sizeof(MihEntry));
+		next = MihPageGetOpaque(page)->next;
+		for (;;)
+		{
+			uint64		v = vals[p];
+
+			pos = mih_lower_bound(entries, pos, n, mask, v);
+			for (; pos < n && (mih_entry_fp(&entries[pos]) & mask) == v; pos++)
+			{
+				int			table = 0;
+
+				if (mih_entry_dead(&entries[pos]) || mih_entry_is_null(&entries[pos]))
+					continue;
+				/* found here first: no block closer, no earlier table as close */
+				if (min_block_distance(k, mih_entry_fp(&entries[pos]), &table) == s &&
+					table == j)
+					take(k, &entries[pos]);
+			}
+			if (pos == n)
+			{
+				/* the value may go on in the next leaf */
+				leaf = next;
+				if (next == InvalidBlockNumber)
+					p = nvals;
+				break;
+			}
+			if (++p >= nvals)
+				break;
+			if ((mih_entry_fp(&entries[n - 1]) & mask) < vals[p])
+			{
+				leaf = InvalidBlockNumber;	/* descend again */
+				break;
+			}
+		}
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Level s: probe every table of every run with the values s bits away. */
+static void
+probe_level(MihKnn *k, int s)
+{
+	uint64	   *vals[MIH_MAX_BLOCKS];
+	int			nvals[MIH_MAX_BLOCKS];
+
+	for (int j = 0; j < k->nblocks; j++)
+		vals[j] = (s <= k->bits[j]) ? mih_table_probes_exact(k->q, k->masks[j], s, &nvals[j]) : NULL;
+	for (int r = 0; r < k->nruns; r++)
+	{
+		Buffer		buf = ReadBuffer(k->index, k->runs[r]);
+		MihRunHeader hdr;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		mih_check_page(k->index, BufferGetPage(buf), k->runs[r], MIH_PAGE_RUNHEAD,
+					   k->run_serials[r], -1);
+		memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
+		UnlockReleaseBuffer(buf);
+		for (int j = 0; j < k->nblocks; j++)
+			if ((k->run_tables[r] & (1 << j)) && vals[j] != NULL)
+				probe_table(k, &hdr, j, vals[j], nvals[j], s);
+	}
+	for (int j = 0; j < k->nblocks; j++)
+		if (vals[j])
+			pfree(vals[j]);
+	k->level_done = s;
+}
+
+/*
+ * Read table 0 of the runs serving it (each entry once): take every entry not
+ * found yet (unless nulls_only), and the NULL entries.
+ */
+static void
+read_table0(MihKnn *k, bool nulls_only)
+{
+	for (int r = 0; r < k->nruns; r++)
+	{
+		Buffer		buf;
+		MihRunHeader hdr;
+		BlockNumber leaf;
+
+		if (!(k->run_tables[r] & 1))
+			continue;
+		buf = ReadBuffer(k->index, k->runs[r]);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		mih_check_page(k->index, BufferGetPage(buf), k->runs[r], MIH_PAGE_RUNHEAD,
+					   k->run_serials[r], -1);
+		memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
+		UnlockReleaseBuffer(buf);
+		for (leaf = hdr.first_leaf[0]; leaf != InvalidBlockNumber;)
+		{
+			Page		page;
+			MihEntry   *entries;
+			int			n;
+
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(k->index, leaf);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			mih_check_page(k->index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr.serial, 0);
+			entries = MihPageGetEntries(page);
+			n = MihPageGetNItems(page, sizeof(MihEntry));
+			for (int i = 0; i < n; i++)
+			{
+				int			table;
+
+				if (mih_entry_dead(&entries[i]))
+					continue;
+				if (mih_entry_is_null(&entries[i]))
+				{
+					if (k->want_nulls)
+					{
+						ItemPointerData tid = mih_entry_tid(&entries[i]);
+
+						list_push(&k->nulls, &tid);
+					}
+				}
+				else if (!nulls_only &&
+						 min_block_distance(k, mih_entry_fp(&entries[i]), &table) > k->level_done)
+					take(k, &entries[i]);
+			}
+			leaf = MihPageGetOpaque(page)->next;
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	k->nulls_found = true;
+	if (!nulls_only)
+		k->complete = true;
+}
+
+/*
+ * Is probing level s dearer than reading table 0 whole? Descents read about
+ * two pages per probe value and run table; table 0 is its leaves.
+ */
+static bool
+level_dearer_than_table0(const MihKnn *k, int s)
+{
+	double		probes = 0;
+	double		table0 = 0;
+
+	for (int r = 0; r < k->nruns; r++)
+	{
+		if (k->run_tables[r] & 1)
+			table0 += (double) k->run_entries[r] / MIH_ENTRIES_PER_PAGE;
+		for (int j = 0; j < k->nblocks; j++)
+			if ((k->run_tables[r] & (1 << j)) && s <= k->bits[j])
+				probes += 2 * (mih_probes_per_table(k->bits[j], s) -
+							   mih_probes_per_table(k->bits[j], s - 1));
+	}
+	return probes > table0;
+}
+
+/*
+ * The next row: its TID and distance (isnull for a NULL fingerprint, last).
+ * Returns false at the end.
+ */
+bool
+mih_knn_next(MihKnn *k, ItemPointer tid, int *dist, bool *isnull)
+{
+	for (;;)
+	{
+		int			settled;
+
+		/* everything closer than m (level_done + 1) bits is found */
+		if (k->complete)
+			settled = SIMHASH_BITS;
+		else
+			settled = Min(SIMHASH_BITS, k->nblocks * (k->level_done + 1) - 1);
+		settled = Min(settled, k->maxdist);
+		while (k->emit <= settled)
+		{
+			TidList    *b = &k->buckets[k->emit];
+
+			if (b->pos < b->n)
+			{
+				*tid = b->tids[b->pos++];
+				*dist = k->emit;
+				*isnull = false;
+				return true;
+			}
+			if (b->tids)
+				pfree(b->tids);
+			memset(b, 0, sizeof(*b));
+			k->emit++;
+		}
+		if (k->emit > k->maxdist)
+		{
+			/* every distance returned: the NULL rows */
+			if (!k->want_nulls)
+				return false;
+			if (!k->nulls_found)
+				read_table0(k, true);
+			if (k->nulls.pos < k->nulls.n)
+			{
+				*tid = k->nulls.tids[k->nulls.pos++];
+				*dist = 0;
+				*isnull = true;
+				return true;
+			}
+			return false;
+		}
+		/* more is needed: the next level, or table 0 whole */
+		{
+			int			s = k->level_done + 1;
+			bool		any = false;
+
+			for (int j = 0; j < k->nblocks; j++)
+				if (s <= k->bits[j])
+					any = true;
+			if (!any)
+				k->complete = true; /* every block is within s - 1 bits */
+			else if (level_dearer_than_table0(k, s))
+				read_table0(k, false);
+			else
+				probe_level(k, s);
+		}
+	}
+}
+
+void
+mih_knn_end(MihKnn *k)
+{
+	for (int d = 0; d <= SIMHASH_BITS; d++)
+		if (k->buckets[d].tids)
+			pfree(k->buckets[d].tids);
+	if (k->nulls.tids)
+		pfree(k->nulls.tids);
+	pfree(k);
+}
