@@ -15,6 +15,7 @@
  */
 #include "mih.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "access/relation.h"
@@ -206,6 +207,21 @@ mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		spc_random_page_cost;
 	double		spc_seq_page_cost;
 	ListCell   *lc;
+
+	/*
+	 * With no radius condition the index is only for ORDER BY fp <-> q. A
+	 * path with neither would be a whole-index scan, which the planner
+	 * considers for index-only scans needing no column (count(*)); this
+	 * index returns no tuples to such a scan, so it must never be chosen.
+	 */
+	if (path->indexclauses == NIL && path->indexorderbys == NIL)
+	{
+		*indexStartupCost = *indexTotalCost = DBL_MAX;
+		*indexSelectivity = 1;
+		*indexCorrelation = 0;
+		*indexPages = 1;
+		return;
+	}
 
 	MemSet(&costs, 0, sizeof(costs));
 	genericcostestimate(root, path, loop_count, &costs);
