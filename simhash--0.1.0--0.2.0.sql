@@ -141,3 +141,22 @@ CREATE FUNCTION @extschema@.simhash_index_info(index pg_catalog.regclass,
 -- by btree's integer_ops. Indexes built before this need a REINDEX to serve ordered scans.
 ALTER OPERATOR FAMILY @extschema@.simhash_ops USING simhash
     ADD OPERATOR 2 @extschema@.<-> (@extschema@.simhash, @extschema@.simhash) FOR ORDER BY pg_catalog.integer_ops;
+
+-- A constraint that keeps near-duplicates out:
+--   ALTER TABLE docs ADD CONSTRAINT docs_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
+-- a && b: each ball holds the other's centre (the centres are within the smaller radius);
+-- commutative, as EXCLUDE needs, and "within 3 bits" when both radii are 3. The index of
+-- such a constraint keeps the centres (simhash_ball_ops); the heap rechecks the radii.
+CREATE FUNCTION @extschema@.hamming_ball_near(@extschema@.hamming_ball, @extschema@.hamming_ball)
+    RETURNS pg_catalog.bool
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.hamming_ball_near(@extschema@.hamming_ball, @extschema@.hamming_ball)
+    IS 'a && b: the centres are within both radii of each other';
+CREATE OPERATOR @extschema@.&& (
+    LEFTARG = @extschema@.hamming_ball, RIGHTARG = @extschema@.hamming_ball,
+    FUNCTION = @extschema@.hamming_ball_near,
+    COMMUTATOR = OPERATOR(@extschema@.&&),
+    RESTRICT = @extschema@.hamming_ball_sel, JOIN = @extschema@.hamming_ball_joinsel);
+CREATE OPERATOR CLASS @extschema@.simhash_ball_ops
+    DEFAULT FOR TYPE @extschema@.hamming_ball USING simhash AS
+        OPERATOR 3 @extschema@.&& (@extschema@.hamming_ball, @extschema@.hamming_ball);

@@ -783,10 +783,12 @@ DROP TABLE sh_idx_docs;
 -- a wrong indexed type or no operator are not, with a reason for each.
 --
 SELECT opc.opcname, opc.opcintype::regtype, amvalidate(opc.oid)
-FROM pg_opclass opc WHERE opc.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash');
+FROM pg_opclass opc WHERE opc.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash')
+ORDER BY opc.opcname;
 SELECT amop.amopstrategy, amop.amopopr::regoperator, amop.amoppurpose
 FROM pg_amop amop JOIN pg_opclass opc ON opc.opcfamily = amop.amopfamily
-WHERE opc.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash');
+WHERE opc.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash')
+ORDER BY amop.amopstrategy;
 CREATE SCHEMA sh_idx_bogus;
 CREATE OPERATOR CLASS sh_idx_bogus.wrong_operator FOR TYPE simhash USING simhash AS
     OPERATOR 1 = (simhash, simhash);
@@ -800,10 +802,10 @@ SELECT amvalidate(oid) AS wrong_type FROM pg_opclass
 WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname = 'wrong_type';
 SELECT amvalidate(oid) AS no_operator FROM pg_opclass
 WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname = 'no_operator';
--- what the access method refuses outright: a strategy number past 2, a
+-- what the access method refuses outright: a strategy number past 3, a
 -- support function
 CREATE OPERATOR CLASS sh_idx_bogus.wrong_strategy FOR TYPE simhash USING simhash AS
-    OPERATOR 3 <@ (simhash, hamming_ball);
+    OPERATOR 4 <@ (simhash, hamming_ball);
 CREATE OPERATOR CLASS sh_idx_bogus.with_function FOR TYPE simhash USING simhash AS
     OPERATOR 1 <@ (simhash, hamming_ball), FUNCTION 1 simhash_cmp(simhash, simhash);
 -- strategy 2 is ORDER BY fp <-> q (integer distance); amvalidate refuses

@@ -154,6 +154,21 @@ hamming_ball_contains(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(simhash_hamming(fp, ball->center) <= ball->radius);
 }
 
+/*
+ * a && b: each ball holds the other's centre, that is the centres are within
+ * the smaller radius of each other. Symmetric, as EXCLUDE needs; with equal
+ * radii r (hamming_ball(fp, r) in a constraint) it is "within r bits".
+ */
+PG_FUNCTION_INFO_V1(hamming_ball_near);
+Datum
+hamming_ball_near(PG_FUNCTION_ARGS)
+{
+	HammingBall *a = DatumGetHammingBall(PG_GETARG_DATUM(0));
+	HammingBall *b = DatumGetHammingBall(PG_GETARG_DATUM(1));
+
+	PG_RETURN_BOOL(simhash_hamming(a->center, b->center) <= Min(a->radius, b->radius));
+}
+
 PG_FUNCTION_INFO_V1(hamming_ball_contained);
 Datum
 hamming_ball_contained(PG_FUNCTION_ARGS)

@@ -181,9 +181,9 @@ mih_null_fp(ItemPointer tid)
 	return z ^ (z >> 31);
 }
 
-/* The entry a row gets: its fingerprint, or a NULL entry. */
+/* The entry a row gets: its key's fingerprint, or a NULL entry. */
 static inline void
-mih_entry_for_row(MihEntry *e, Datum value, bool isnull, ItemPointer tid)
+mih_entry_for_row(MihEntry *e, SimHash fp, bool isnull, ItemPointer tid)
 {
 	if (isnull)
 	{
@@ -193,7 +193,7 @@ mih_entry_for_row(MihEntry *e, Datum value, bool isnull, ItemPointer tid)
 		mih_entry_set(e, mih_null_fp(tid), &flagged);
 	}
 	else
-		mih_entry_set(e, DatumGetSimHash(value), tid);
+		mih_entry_set(e, fp, tid);
 }
 
 static inline uint64
@@ -370,10 +370,29 @@ typedef struct HammingBall
 
 #define DatumGetHammingBall(d)	((HammingBall *) DatumGetPointer(d))
 
+/*
+ * The fingerprint an index key holds: the simhash itself (simhash_ops), or
+ * a hamming_ball's centre (simhash_ball_ops, the exclusion constraint's
+ * class, which keeps the centre only and has the heap recheck the radius).
+ */
+static inline bool
+mih_keys_are_balls(Relation index)
+{
+	return TupleDescAttr(RelationGetDescr(index), 0)->attlen == sizeof(HammingBall);
+}
+
+static inline SimHash
+mih_key_fp(bool balls, Datum key)
+{
+	return balls ? DatumGetHammingBall(key)->center : DatumGetSimHash(key);
+}
+
 /* strategy numbers in the operator classes */
-#define MIH_STRATEGY_WITHIN		1	/* fp <@ ball: a search */
-#define MIH_STRATEGY_DISTANCE	2	/* fp <-> q: ORDER BY, integer_ops */
-#define MIH_NSTRATEGIES			2
+#define MIH_STRATEGY_WITHIN		1	/* fp <@ ball: a search (simhash_ops) */
+#define MIH_STRATEGY_DISTANCE	2	/* fp <-> q: ORDER BY, integer_ops (simhash_ops) */
+#define MIH_STRATEGY_NEAR		3	/* ball && ball: centres within both radii
+									 * (simhash_ball_ops, for EXCLUDE) */
+#define MIH_NSTRATEGIES			3
 
 /* ---- module.c: simhash.test_fault, failures injected by tests ---- */
 #define SH_FAULT_NONE					0

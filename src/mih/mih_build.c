@@ -35,6 +35,7 @@
 typedef struct MihBuildState
 {
 	Relation	index;
+	bool		balls;			/* keys are hamming_balls (simhash_ball_ops) */
 	int			nblocks;
 	uint64		masks[MIH_MAX_BLOCKS];
 	/* in memory, while they fit */
@@ -128,7 +129,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	MihEntry	entry;
 
 	/* a NULL fingerprint gets a NULL entry (see mih.h) */
-	mih_entry_for_row(&entry, values[0], isnull[0], tid);
+	mih_entry_for_row(&entry, isnull[0] ? 0 : mih_key_fp(bs->balls, values[0]), isnull[0], tid);
 	bs->indtuples += 1;
 	if (!bs->spilled && bs->n == bs->cap)
 	{
@@ -204,6 +205,7 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.nblocks = meta->nblocks;
+	bs.balls = mih_keys_are_balls(index);
 	memcpy(bs.masks, meta->masks, sizeof(bs.masks));
 	bs.maxn = Max((int64) maintenance_work_mem * 1024 / (int64) sizeof(MihEntry), 1024);
 	bs.maxn = Min(bs.maxn, (int64) (MaxAllocHugeSize / sizeof(MihEntry)));

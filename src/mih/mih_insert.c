@@ -36,7 +36,8 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		UnlockReleaseBuffer(metabuf);
 		return false;
 	}
-	mih_entry_for_row(&entry, values[0], isnull[0], ht_ctid);
+	mih_entry_for_row(&entry, isnull[0] ? 0 : mih_key_fp(mih_keys_are_balls(index), values[0]),
+					  isnull[0], ht_ctid);
 
 	if (meta->pending_tail != InvalidBlockNumber)
 	{

@@ -38,6 +38,7 @@ typedef struct MihScanOpaqueData
 	/* the query: every ball must contain the fingerprint */
 	bool		empty;			/* no row can match (NULL or negative radius) */
 	bool		with_nulls;		/* no ball: every row, NULL fingerprints too */
+	bool		recheck;		/* a && condition: the heap rechecks its radii */
 	int			nballs;
 	SimHash    *centers;		/* one per scan key, in scan->opaque's context */
 	int		   *radii;
@@ -149,6 +150,7 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 	}
 
 	so->empty = false;
+	so->recheck = false;
 	so->nballs = 0;
 	so->centers = MemoryContextAlloc(so->cxt, Max(scan->numberOfKeys, 1) * sizeof(SimHash));
 	so->radii = MemoryContextAlloc(so->cxt, Max(scan->numberOfKeys, 1) * sizeof(int));
@@ -162,13 +164,25 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 			so->empty = true;
 			continue;
 		}
-		/* an operator class amvalidate would reject could hand us anything */
-		if (key->sk_strategy != MIH_STRATEGY_WITHIN ||
-			get_typlen(key->sk_subtype) != sizeof(HammingBall))
+		/*
+		 * An operator class amvalidate would reject could hand us anything.
+		 * (An exclusion constraint's check gives no subtype: the argument is
+		 * of the indexed type.)
+		 */
+		if ((key->sk_strategy != MIH_STRATEGY_WITHIN && key->sk_strategy != MIH_STRATEGY_NEAR) ||
+			get_typlen(OidIsValid(key->sk_subtype) ? key->sk_subtype
+					   : scan->indexRelation->rd_opcintype[0]) != sizeof(HammingBall))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("simhash index scans take only fp <@ hamming_ball conditions"),
+					 errmsg("simhash index scans take only fp <@ hamming_ball and hamming_ball && hamming_ball conditions"),
 					 errhint("Check the operator class with amvalidate().")));
+		/*
+		 * key && ball: the index keeps only the key's centre, so it returns
+		 * the centres within the ball's radius and the heap rechecks the
+		 * key's own radius.
+		 */
+		if (key->sk_strategy == MIH_STRATEGY_NEAR)
+			so->recheck = true;
 		ball = DatumGetHammingBall(key->sk_argument);
 		if (ball->radius < 0)
 			so->empty = true;
@@ -542,7 +556,7 @@ mih_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (dir != ForwardScanDirection)
 		elog(ERROR, "simhash index scans only go forward");
-	scan->xs_recheck = false;	/* the index holds the whole fingerprint */
+	scan->xs_recheck = so->recheck; /* else the index holds the whole fingerprint */
 	if (so->ordered && !so->order_null)
 	{
 		int			dist;
@@ -594,7 +608,7 @@ mih_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	while (next_page(scan))
 	{
-		tbm_add_tuples(tbm, so->items, so->nitems, false);
+		tbm_add_tuples(tbm, so->items, so->nitems, so->recheck);
 		ntids += so->nitems;
 	}
 	return ntids;

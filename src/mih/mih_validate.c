@@ -36,7 +36,9 @@ type_is(Oid typid, const char *name)
  * operator whose left input is the indexed type and whose right input is
  * hamming_ball (required); strategy 2, an ordering operator between two
  * values of the indexed type returning an integer distance, sorted by a
- * btree family of integers (optional: ORDER BY fp <-> q).
+ * btree family of integers (optional: ORDER BY fp <-> q). A class for
+ * hamming_ball (the exclusion constraint's) has strategy 3 instead, a boolean
+ * operator between two hamming_balls (required).
  */
 bool
 mih_validate(Oid opclassoid)
@@ -53,6 +55,7 @@ mih_validate(Oid opclassoid)
 	CatCList   *proclist,
 			   *oprlist;
 	bool		have_within = false;
+	bool		have_near = false;
 
 	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
 	if (!HeapTupleIsValid(classtup))
@@ -85,6 +88,27 @@ mih_validate(Oid opclassoid)
 	{
 		Form_pg_amop oprform = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 
+		if (oprform->amopstrategy == MIH_STRATEGY_NEAR)
+		{
+			/* ball && ball, for EXCLUDE: boolean, both sides the indexed hamming_ball */
+			if (oprform->amoppurpose != AMOP_SEARCH ||
+				!check_amop_signature(oprform->amopopr, BOOLOID,
+									  oprform->amoplefttype, oprform->amoprighttype) ||
+				oprform->amoplefttype != opcintype || oprform->amoprighttype != opcintype ||
+				!type_is(opcintype, "hamming_ball"))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature for strategy %d",
+								opfamilyname, format_operator(oprform->amopopr),
+								MIH_STRATEGY_NEAR),
+						 errdetail("Expected a boolean search operator (hamming_ball, hamming_ball) in a class for hamming_ball.")));
+				result = false;
+			}
+			else
+				have_near = true;
+			continue;
+		}
 		if (oprform->amopstrategy == MIH_STRATEGY_DISTANCE)
 		{
 			/* ORDER BY fp <-> q: an int4 distance, sorted by btree integer_ops */
@@ -142,7 +166,18 @@ mih_validate(Oid opclassoid)
 		}
 		have_within = true;
 	}
-	if (!have_within)
+	if (type_is(opcintype, "hamming_ball"))
+	{
+		if (!have_near)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator class \"%s\" is missing operator 3 (hamming_ball && hamming_ball)",
+							opclassname)));
+			result = false;
+		}
+	}
+	else if (!have_within)
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -150,11 +185,11 @@ mih_validate(Oid opclassoid)
 						opclassname)));
 		result = false;
 	}
-	if (!type_is(opcintype, "simhash"))
+	if (!type_is(opcintype, "simhash") && !type_is(opcintype, "hamming_ball"))
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("simhash operator class \"%s\" indexes type %s, but the access method only indexes simhash",
+				 errmsg("simhash operator class \"%s\" indexes type %s, but the access method only indexes simhash and hamming_ball",
 						opclassname, format_type_be(opcintype))));
 		result = false;
 	}

@@ -281,7 +281,7 @@ verify_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		corrupt(index, "Heap tuple (%u,%u) has %s fingerprint and %s index entry.",
 				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
 				isnull[0] ? "a NULL" : "a", e->is_null ? "a NULL" : "a non-NULL");
-	if (!isnull[0] && e->fp != DatumGetSimHash(values[0]))
+	if (!isnull[0] && e->fp != mih_key_fp(mih_keys_are_balls(index), values[0]))
 		corrupt(index, "Heap tuple (%u,%u) is indexed with another fingerprint.",
 				ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
 }
