@@ -68,7 +68,9 @@ SELECT runs, entries + pending_entries AS entries FROM simhash_index_info('ex_no
 SELECT runs, heap_tuples_checked FROM simhash_index_verify('ex_no_near_dup');
 
 -- adding the constraint to a table that holds near-duplicates fails and
--- names a pair (examples/dedup.sql removes them first)
+-- names a pair (examples/dedup.sql removes them first). PostgreSQL 17 and
+-- later build the index under a safe search_path and schema-qualify the
+-- names in these messages: expected/exclude_1.out holds that variant.
 CREATE TABLE ex2 (id int, fp simhash);
 INSERT INTO ex2 VALUES (1, '0123456789abcdef'), (2, 'fedcba9876543210'), (3, '0123456789abcdec');
 ALTER TABLE ex2 ADD CONSTRAINT ex2_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
