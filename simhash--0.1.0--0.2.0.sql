@@ -160,3 +160,17 @@ CREATE OPERATOR @extschema@.&& (
 CREATE OPERATOR CLASS @extschema@.simhash_ball_ops
     DEFAULT FOR TYPE @extschema@.hamming_ball USING simhash AS
         OPERATOR 3 @extschema@.&& (@extschema@.hamming_ball, @extschema@.hamming_ball);
+
+-- Pigeonhole keys: all pairs within r bits as an equi-join on (block, key), for tables whose
+-- rows are spread over machines (Citus), where a Hamming join cannot probe one index.
+CREATE FUNCTION @extschema@.simhash_blocks(fp @extschema@.simhash, radius pg_catalog.int4,
+    OUT block pg_catalog.int4, OUT key pg_catalog.int8)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 4;
+COMMENT ON FUNCTION @extschema@.simhash_blocks(@extschema@.simhash, pg_catalog.int4)
+    IS 'the radius + 1 (block, key) pairs of a fingerprint: two fingerprints within radius bits share at least one';
+CREATE FUNCTION @extschema@.simhash_first_shared_block(a @extschema@.simhash, b @extschema@.simhash,
+    radius pg_catalog.int4) RETURNS pg_catalog.int4
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.simhash_first_shared_block(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
+    IS 'the first of the radius + 1 blocks on which a and b agree (NULL if none): report each pair from that block only';
