@@ -220,6 +220,8 @@ run_tests() {
 	suite "fuzz and valgrind" bash "$ROOT/test/run_fuzz.sh" "${SIMHASH_FUZZ_SECONDS:-30}"
 	suite "Debian package" bash "$ROOT/tools/package.sh"
 	suite "PGXN META.json" python3 "$ROOT/tools/check_meta.py"
+	# a coordinator and two workers; builds Citus from its release source when not installed
+	suite "Citus (TAP)" bash "$ROOT/tools/citus.sh" test
 	# the other PostgreSQL versions, built from source (tools/pg_matrix.sh)
 	for major in ${SIMHASH_PG_MATRIX:-17 18}; do
 		suite "pg_regress (PostgreSQL $major)" bash "$ROOT/tools/pg_matrix.sh" regress "$major"

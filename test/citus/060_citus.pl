@@ -1,0 +1,196 @@
+# simhash on Citus distributed tables: a coordinator and two workers on this
+# machine (issue 13). Every answer is compared with the same rows in a plain
+# table on the coordinator.
+#
+# - CREATE EXTENSION simhash on the coordinator reaches the workers; a table
+#   with a generated simhash column is distributed; CREATE INDEX USING
+#   simhash reaches every shard; rows come in by INSERT and COPY.
+# - fp <~> q <= r (literal and prepared) runs on every shard through its
+#   simhash index (EXPLAIN shows index scans in the task plans); exact.
+# - ORDER BY fp <-> q LIMIT k: each shard answers from its index and the
+#   coordinator merges; exact.
+# - All pairs within r computed on the workers: a (block, key, id, fp) table
+#   distributed by key, its self-join on (block, key) shard-local; the pairs
+#   equal the single-node self-join's.
+# - The window functions on a distributed table: what happens is checked.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $pkglibdir = `pg_config --pkglibdir`;
+chomp $pkglibdir;
+plan skip_all => "Citus is not installed ($pkglibdir/citus.so missing): tools/citus.sh builds it"
+  unless -f "$pkglibdir/citus.so";
+
+my @nodes;
+for my $name (qw(coordinator worker1 worker2))
+{
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf(
+		'postgresql.conf', q{
+shared_preload_libraries = 'citus'
+max_connections = 60
+max_worker_processes = 16
+citus.log_distributed_deadlock_detection = off
+});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
+	push @nodes, $node;
+}
+my ($coord, @workers) = @nodes;
+$coord->safe_psql('postgres',
+	"SELECT citus_set_coordinator_host('" . $coord->host . "', " . $coord->port . ")");
+for my $w (@workers)
+{
+	$coord->safe_psql('postgres', "SELECT citus_add_node('" . $w->host . "', " . $w->port . ")");
+}
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM citus_get_active_worker_nodes()'),
+	'2', 'a coordinator and two workers');
+
+# ---- the extension reaches the workers
+$coord->safe_psql('postgres', 'CREATE EXTENSION simhash');
+for my $w (@workers)
+{
+	is( $w->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'simhash'"),
+		$coord->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'simhash'"),
+		'CREATE EXTENSION simhash reached ' . $w->name);
+}
+
+# ---- a distributed table with a generated fingerprint, its simhash index on every shard
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE docs (id bigint PRIMARY KEY, body text,
+                   fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
+SELECT create_distributed_table('docs', 'id', shard_count := 8);
+CREATE INDEX docs_fp_idx ON docs USING simhash (fp);
+-- 20,000 documents: 4,000 originals, each with 4 variants (a word or two changed)
+INSERT INTO docs (id, body)
+SELECT g, 'story ' || (g / 5) || ' ' ||
+          (SELECT string_agg(md5(((g / 5) * 100 + w)::text), ' ') FROM generate_series(1, 40) w) ||
+          CASE WHEN g % 5 = 0 THEN '' ELSE ' edit' || (g % 5) END
+FROM generate_series(1, 20000) g;
+});
+my $copy = join("\n",
+	map { "$_\tcopied document $_ " . join(' ', map { "w$_" } (1 .. 30)) } (20001 .. 20200));
+$coord->safe_psql('postgres', "COPY docs (id, body) FROM STDIN;\n$copy\n\\.\n");
+# the same rows in a plain table on the coordinator
+$coord->safe_psql('postgres',
+	'CREATE TABLE docs_local AS SELECT id, body, fp FROM docs; CREATE INDEX ON docs_local USING simhash (fp); ANALYZE docs_local; ANALYZE docs;'
+);
+is($coord->safe_psql('postgres', 'SELECT count(*), count(fp) FROM docs'),
+	'20200|20200', 'INSERT and COPY through the coordinator');
+my $shards_with_index = 0;
+for my $w (@workers)
+{
+	# shards are hidden from catalog queries unless asked for
+	$shards_with_index += $w->safe_psql(
+		'postgres', q{
+SET citus.override_table_visibility = off;
+SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'simhash' AND c.relname ~ '^docs_fp_idx_[0-9]+$'});
+}
+is($shards_with_index, 8, 'the simhash index is on all 8 shards');
+
+# ---- radius searches on every shard, through the index
+my @centres = split /\n/, $coord->safe_psql('postgres',
+	'SELECT fp::text FROM docs_local WHERE id IN (5, 777, 12345, 20050) ORDER BY id');
+push @centres, 'c4ca4238a0b92382';
+my $bad = 0;
+for my $q (@centres)
+{
+	for my $r (0, 3, 8, 16)
+	{
+		my $dist = $coord->safe_psql('postgres',
+			"SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM docs WHERE fp <~> '$q' <= $r");
+		my $local = $coord->safe_psql('postgres',
+			"SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM docs_local WHERE fp <~> '$q' <= $r");
+		$bad++ if $dist ne $local;
+	}
+}
+is($bad, 0, 'fp <~> q <= r on the distributed table equals the single-node answer (5 centres, 4 radii)');
+my $explain = $coord->safe_psql('postgres',
+	"SET citus.explain_all_tasks = on; EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fp <~> '$centres[0]' <= 3");
+my $index_tasks = () = $explain =~ /Index Scan using docs_fp_idx_\d+ on docs_\d+/g;
+is($index_tasks, 8, 'EXPLAIN shows an index scan on each of the 8 shards');
+like($explain, qr/Index Cond: \(fp <@ '[0-9a-f]{16}\/3'::hamming_ball\)/, 'with the ball as index condition');
+
+# prepared, past the generic-plan threshold
+my $prepared = $coord->safe_psql(
+	'postgres', qq{
+PREPARE near(simhash, int) AS SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM docs WHERE fp <~> \$1 <= \$2;
+EXECUTE near('$centres[1]', 3); EXECUTE near('$centres[1]', 3); EXECUTE near('$centres[1]', 3);
+EXECUTE near('$centres[1]', 3); EXECUTE near('$centres[1]', 3); EXECUTE near('$centres[1]', 3);
+EXECUTE near('$centres[1]', 8);
+});
+my @p = split /\n/, $prepared;
+is( $p[-1],
+	$coord->safe_psql('postgres',
+		"SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM docs_local WHERE fp <~> '$centres[1]' <= 8"),
+	'a prepared radius search, seventh execution, equals the single-node answer');
+
+# ---- nearest neighbours: each shard from its index, merged on the coordinator
+$bad = 0;
+for my $q (@centres)
+{
+	for my $k (1, 10, 100)
+	{
+		my $d = $coord->safe_psql('postgres',
+			"SELECT string_agg(d::text, ',') FROM (SELECT fp <-> '$q' AS d FROM docs ORDER BY fp <-> '$q' LIMIT $k) s");
+		my $l = $coord->safe_psql('postgres',
+			"SELECT string_agg(d::text, ',') FROM (SELECT fp <-> '$q' AS d FROM docs_local ORDER BY fp <-> '$q' LIMIT $k) s"
+		);
+		$bad++ if $d ne $l;
+	}
+}
+is($bad, 0, 'ORDER BY fp <-> q LIMIT k on the distributed table gives the single-node distances (k = 1, 10, 100)');
+$explain = $coord->safe_psql('postgres',
+	"SET citus.explain_all_tasks = on; EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY fp <-> '$centres[0]' LIMIT 10");
+my $ordered_tasks = () = $explain =~ /Index Scan using docs_fp_idx_\d+ on docs_\d+/g;
+is($ordered_tasks, 8, 'each shard answers the ordered query from its index');
+like($explain, qr/Order By: \(fp <-> /, 'as an ordered index scan');
+
+# ---- all pairs within 3 bits, on the workers
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE doc_keys (block int, key bigint, id bigint, fp simhash);
+SELECT create_distributed_table('doc_keys', 'key', shard_count := 8, colocate_with := 'none');
+INSERT INTO doc_keys SELECT k.block, k.key, d.id, d.fp FROM docs d, simhash_blocks(d.fp, 3) k;
+ANALYZE doc_keys;
+});
+my $pairs_sql = q{
+SELECT a.id, b.id FROM doc_keys a JOIN doc_keys b
+  ON a.key = b.key AND a.block = b.block AND a.id < b.id
+WHERE a.fp <~> b.fp <= 3 AND simhash_first_shared_block(a.fp, b.fp, 3) = a.block};
+my $dist_pairs = $coord->safe_psql('postgres',
+	"SELECT count(*), coalesce(sum(hashtext(x.a::text || '-' || x.b::text)::bigint), 0) FROM ($pairs_sql) x(a, b)");
+my $local_pairs = $coord->safe_psql(
+	'postgres', q{
+SELECT count(*), coalesce(sum(hashtext(a.id::text || '-' || b.id::text)::bigint), 0)
+FROM docs_local a JOIN docs_local b ON b.fp <~> a.fp <= 3 AND a.id < b.id});
+is($dist_pairs, $local_pairs, "the distributed pairs equal the single-node self-join's ($local_pairs: count, checksum)");
+cmp_ok((split /\|/, $local_pairs)[0], '>', 10000, 'and there are many of them');
+$explain = $coord->safe_psql('postgres', "EXPLAIN (COSTS OFF) $pairs_sql");
+unlike($explain, qr/repartition|Repartition|MapMergeJob/i, 'the self-join on the key runs shard-local, no repartitioning');
+like($explain, qr/Task Count: 8/, 'one task per shard');
+
+# ---- the window functions on a distributed table
+my ($rc, $out, $err) = $coord->psql('postgres',
+	'SELECT count(DISTINCT keep) FROM (SELECT simhash_leader(id, fp, 3) OVER (ORDER BY id) AS keep FROM docs) s');
+if ($rc == 0)
+{
+	is( $out,
+		$coord->safe_psql('postgres',
+			'SELECT count(DISTINCT keep) FROM (SELECT simhash_leader(id, fp, 3) OVER (ORDER BY id) AS keep FROM docs_local) s'
+		),
+		'simhash_leader over a distributed table: the single-node groups');
+}
+else
+{
+	like($err, qr/ERROR/, "simhash_leader over a distributed table fails: $err");
+}
+
+$_->stop for @nodes;
+done_testing();
