@@ -192,5 +192,28 @@ else
 	like($err, qr/ERROR/, "simhash_leader over a distributed table fails: $err");
 }
 
+# ---- examples/dedup.sql on a distributed table, against a local copy
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE d2 (id bigint PRIMARY KEY, body text, fp simhash);
+SELECT create_distributed_table('d2', 'id', shard_count := 8);
+INSERT INTO d2 SELECT id, body, fp FROM docs_local WHERE id <= 3000;
+CREATE TABLE d2_local AS SELECT * FROM d2;
+ALTER TABLE d2_local ADD PRIMARY KEY (id);
+});
+my $script = $ENV{TESTDIR} ? "$ENV{TESTDIR}/src/examples/dedup.sql" : 'examples/dedup.sql';
+$script = "$ENV{PWD}/examples/dedup.sql" unless -f $script;
+for my $t ('d2', 'd2_local')
+{
+	my ($drc, $dout, $derr) = $coord->psql('postgres', undef,
+		extra_params => [ '-v', "table=$t", '-v', 'radius=3', '-v', 'keep=longest',
+			'-v', 'keep_column=body', '-v', 'action=delete', '-f', $script ]);
+	is($drc, 0, "examples/dedup.sql deletes the near-duplicates of $t") or diag($derr);
+}
+is( $coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM d2'),
+	$coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM d2_local'),
+	'the distributed table keeps the same rows as the local copy');
+cmp_ok($coord->safe_psql('postgres', 'SELECT count(*) FROM d2'), '<', 3000, 'and some rows were removed');
+
 $_->stop for @nodes;
 done_testing();
