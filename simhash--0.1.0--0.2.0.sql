@@ -174,3 +174,13 @@ CREATE FUNCTION @extschema@.simhash_first_shared_block(a @extschema@.simhash, b 
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.simhash_first_shared_block(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
     IS 'the first of the radius + 1 blocks on which a and b agree (NULL if none): report each pair from that block only';
+
+-- Groups from a pair list (the pairs of near-duplicates, however found: a distributed
+-- self-join on pigeonhole keys, a batch job), with the window functions' rules, ids in
+-- ascending order.
+CREATE FUNCTION @extschema@.simhash_pair_groups(pairs pg_catalog.text,
+    method pg_catalog.text DEFAULT 'leader', OUT id pg_catalog.int8, OUT keep_id pg_catalog.int8)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.simhash_pair_groups(pg_catalog.text, pg_catalog.text)
+    IS 'the groups of the ids in a pair list (a query returning two id columns): leader clustering or connected components, ids taken in ascending order';

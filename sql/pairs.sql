@@ -42,3 +42,45 @@ SELECT r,
                                 AND a.fp <~> b.fp <= r) x) AS distinct_by_keys
 FROM unnest(ARRAY[0, 3, 7]) r;
 DROP TABLE pr;
+
+-- simhash_pair_groups: groups from a pair list, with the window functions'
+-- rules (ids taken in ascending order). On 3,000 rows with near-copies and
+-- a chain (a component the leader method splits), the groups equal those of
+-- simhash_leader and simhash_component over the same rows.
+CREATE TABLE pg_rows (id bigint, fp simhash);
+INSERT INTO pg_rows SELECT g, ((('x' || left(md5((g / 3)::text), 16))::bit(64)::bigint)
+                          # CASE WHEN g % 3 = 0 THEN 0 ELSE (1::bigint << (g % 64)) | (CASE WHEN g % 3 = 2 THEN 1::bigint << ((g * 5) % 64) ELSE 0 END) END)::simhash
+FROM generate_series(1, 3000) g;
+-- a chain: each link 3 bits from the next, the ends 12 bits apart
+INSERT INTO pg_rows VALUES (5001, '0000000000000000'), (5002, '0000000000000007'),
+                           (5003, '000000000000003f'), (5004, '00000000000001ff'), (5005, '0000000000000fff');
+CREATE TABLE pg_pairs AS
+SELECT a.id AS a, b.id AS b FROM pg_rows a, simhash_blocks(a.fp, 3) ka, pg_rows b, simhash_blocks(b.fp, 3) kb
+WHERE ka.block = kb.block AND ka.key = kb.key AND a.id < b.id AND a.fp <~> b.fp <= 3
+  AND simhash_first_shared_block(a.fp, b.fp, 3) = ka.block;
+SELECT count(*) AS pairs FROM pg_pairs;
+SELECT m AS method, count(*) AS ids_in_pairs, count(DISTINCT keep_id) AS groups
+FROM unnest(ARRAY['leader', 'component']) m, simhash_pair_groups('SELECT a, b FROM pg_pairs', m)
+GROUP BY m ORDER BY m;
+WITH w AS (SELECT id, simhash_leader(id, fp, 3) OVER (ORDER BY id) AS keep_l,
+                  simhash_component(id, fp, 3) OVER (ORDER BY id) AS keep_c FROM pg_rows),
+     l AS (SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'leader')),
+     c AS (SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'component'))
+SELECT count(*) FILTER (WHERE coalesce(l.keep_id, w.id) = w.keep_l) AS leader_same,
+       count(*) FILTER (WHERE coalesce(c.keep_id, w.id) = w.keep_c) AS component_same,
+       count(*) AS rows
+FROM w LEFT JOIN l USING (id) LEFT JOIN c USING (id);
+-- the chain: one component, two leader groups
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'component') ORDER BY id;
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'leader') ORDER BY id;
+-- integer ids, NULLs and self-pairs ignored, an empty list
+SELECT * FROM simhash_pair_groups('SELECT * FROM (VALUES (1, 2), (2, NULL), (3, 3), (2, 4)) v(a, b)', 'component') ORDER BY id;
+SELECT count(*) FROM simhash_pair_groups('SELECT 1::bigint, 2::bigint WHERE false');
+-- errors
+SELECT * FROM simhash_pair_groups('SELECT a FROM pg_pairs');
+SELECT * FROM simhash_pair_groups('SELECT a::text, b::text FROM pg_pairs');
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'closest');
+SET maintenance_work_mem = '1MB';
+SELECT count(*) FROM simhash_pair_groups('SELECT g, g + 1 FROM generate_series(1, 100000) g');
+RESET maintenance_work_mem;
+DROP TABLE pg_rows, pg_pairs;
