@@ -11,7 +11,8 @@
 #   coordinator merges; exact.
 # - All pairs within r computed on the workers: a (block, key, id, fp) table
 #   distributed by key, its self-join on (block, key) shard-local; the pairs
-#   equal the single-node self-join's.
+#   equal the single-node self-join's, and simhash_pair_groups makes of them
+#   the groups the window functions make on one node.
 # - The window functions on a distributed table: what happens is checked.
 use strict;
 use warnings;
@@ -172,6 +173,20 @@ SELECT count(*), coalesce(sum(hashtext(a.id::text || '-' || b.id::text)::bigint)
 FROM docs_local a JOIN docs_local b ON b.fp <~> a.fp <= 3 AND a.id < b.id});
 is($dist_pairs, $local_pairs, "the distributed pairs equal the single-node self-join's ($local_pairs: count, checksum)");
 cmp_ok((split /\|/, $local_pairs)[0], '>', 10000, 'and there are many of them');
+# groups from the distributed pairs (gathered on the coordinator) equal the
+# window functions' groups over the same rows on one node
+for my $method ('leader', 'component')
+{
+	my $fn = $method eq 'leader' ? 'simhash_leader' : 'simhash_component';
+	my $diff = $coord->safe_psql(
+		'postgres', qq{
+CREATE TEMP TABLE pairs_$method (a bigint, b bigint);
+INSERT INTO pairs_$method $pairs_sql;
+WITH g AS (SELECT * FROM simhash_pair_groups('SELECT * FROM pairs_$method', '$method')),
+     w AS (SELECT id, $fn(id, fp, 3) OVER (ORDER BY id) AS keep FROM docs_local)
+SELECT count(*) FILTER (WHERE coalesce(g.keep_id, w.id) <> w.keep) FROM w LEFT JOIN g USING (id)});
+	is($diff, 0, "$method groups from the distributed pairs equal $fn over the single-node rows");
+}
 $explain = $coord->safe_psql('postgres', "EXPLAIN (COSTS OFF) $pairs_sql");
 unlike($explain, qr/repartition|Repartition|MapMergeJob/i, 'the self-join on the key runs shard-local, no repartitioning');
 like($explain, qr/Task Count: 8/, 'one task per shard');
