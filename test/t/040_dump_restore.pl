@@ -5,7 +5,9 @@
 # (restored with pg_restore) and in plain format (restored with psql). Each
 # restored database must hold the same rows, keep the index options, use the
 # indexes for radius searches, pass simhash_index_verify, and give the same
-# answers as the original, through the indexes and through sequential scans.
+# answers as the original, through the indexes and through sequential scans;
+# nearest-neighbour queries give the same rows, and a table's near-duplicate
+# exclusion constraint comes back and rejects near-duplicates.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -39,6 +41,9 @@ CREATE INDEX docs_fp_idx ON docs USING simhash (fp) WITH (blocks = 8, pending_li
 CREATE INDEX docs_chars_idx ON docs USING simhash (simhash(body, 'chars', 3));
 -- rows added after the build: in the pending list and in merged runs
 INSERT INTO docs (id, body) SELECT g, doc(g) FROM generate_series(3001, 3500) g;
+-- a table kept free of near-duplicates by an exclusion constraint
+CREATE TABLE uniq (id int, fp simhash, CONSTRAINT uniq_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&));
+INSERT INTO uniq SELECT id, fp FROM docs WHERE id <= 3500 ON CONFLICT DO NOTHING;
 CREATE VIEW near_pairs AS
   SELECT a.id AS a, b.id AS b, a.fp <~> b.fp AS bits
   FROM docs a JOIN docs b ON b.fp <~> a.fp <= 3 AND a.id < b.id;
@@ -49,7 +54,9 @@ my @queries = (
 	"SELECT string_agg(d.id::text, ',' ORDER BY d.id) FROM docs d, (SELECT fp FROM docs WHERE id = 1234) q WHERE d.fp <~> q.fp <= 12",
 	"SELECT string_agg(d.id::text, ',' ORDER BY d.id) FROM docs d, (SELECT body FROM docs WHERE id = 55) q "
 	  . "WHERE simhash(d.body, 'chars', 3) <~> simhash(q.body, 'chars', 3) <= 6",
-	"SELECT count(*) || ' ' || sum(bits) FROM near_pairs");
+	"SELECT count(*) || ' ' || sum(bits) FROM near_pairs",
+	"SELECT string_agg(id::text || ':' || d::text, ',') FROM (SELECT id, fp <-> '0123456789abcdef' AS d FROM docs ORDER BY fp <-> '0123456789abcdef', id LIMIT 10) s",
+	"SELECT count(*) || ' ' || sum(id) FROM uniq");
 my $index_only = 'SET enable_seqscan = off; SET enable_bitmapscan = off;';
 my $seq_only = 'SET enable_indexscan = off; SET enable_bitmapscan = off;';
 
@@ -106,6 +113,9 @@ for my $db ('from_custom', 'from_plain')
 		is( $node->safe_psql($db, "SELECT heap_tuples_checked FROM simhash_index_verify('$idx')"),
 			'3500', "$db: $idx verifies with every row");
 	}
+	my ($rc, $out, $err) = $node->psql($db, 'INSERT INTO uniq SELECT 100000, fp FROM uniq LIMIT 1');
+	like($err, qr/conflicting key value violates exclusion constraint "uniq_no_near_dup"/,
+		"$db: the near-duplicate constraint came back and rejects a near-duplicate");
 	is(answers($db, $index_only), $want, "$db: index scans answer as the original does");
 	is(answers($db, $seq_only), $want, "$db: and so do sequential scans");
 }
