@@ -341,8 +341,10 @@ JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.de
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
 WHERE (p.provolatile <> 'i' OR p.proparallel <> 's')
   AND p.prorettype <> 'index_am_handler'::regtype
-  -- index inspection functions read the index's current state: volatile by design
-  AND p.proname NOT IN ('simhash_index_info', 'simhash_index_pages', 'simhash_index_verify')
+  -- index inspection functions read the index's current state, and
+  -- simhash_pair_groups runs the query it is given: volatile by design
+  AND p.proname NOT IN ('simhash_index_info', 'simhash_index_pages', 'simhash_index_verify',
+                        'simhash_pair_groups')
   -- ANALYZE's routine for the type: STABLE like PostgreSQL's own
   AND p.oid <> 'simhash_typanalyze(internal)'::regprocedure
   AND p.oid NOT IN (SELECT oprrest FROM pg_operator UNION ALL SELECT oprjoin FROM pg_operator);

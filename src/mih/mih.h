@@ -409,6 +409,7 @@ extern void mih_default_masks(int nblocks, uint64 *masks);
 extern MihOptions *mih_get_options(Relation index);
 extern void mih_check_metapage(Relation index, Page metapage);
 extern void mih_meta_cover(Page metapage);
+extern void mih_require_null_entries(Relation index, const MihMetaPageData *meta);
 extern void mih_mark_free(Relation index, Buffer buf);
 extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 						   uint32 serial, int table);

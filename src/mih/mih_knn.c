@@ -121,6 +121,18 @@ take(MihKnn *k, const MihEntry *e)
 	list_push(&k->buckets[dist], &tid);
 }
 
+/* Keep a NULL entry for the end, when the scan returns NULL rows. */
+static inline void
+take_null(MihKnn *k, const MihEntry *e)
+{
+	ItemPointerData tid;
+
+	if (!k->want_nulls)
+		return;
+	tid = mih_entry_tid(e);
+	list_push(&k->nulls, &tid);
+}
+
 MihKnn *
 mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 			  const int *radii)
@@ -146,13 +158,7 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	mih_check_metapage(index, BufferGetPage(metabuf));
 	meta = MihPageGetMeta(BufferGetPage(metabuf));
-	if (meta->layout != MIH_META_LAYOUT_XID || !(meta->flags & MIH_META_INDEXES_NULLS))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simhash index \"%s\" was built before ordered scans existed",
-						RelationGetRelationName(index)),
-				 errdetail("It has no entries for rows whose fingerprint is NULL, which ORDER BY must return."),
-				 errhint("REINDEX the index.")));
+	mih_require_null_entries(index, meta);
 	k->nblocks = meta->nblocks;
 	memcpy(k->masks, meta->masks, sizeof(k->masks));
 	for (int j = 0; j < k->nblocks; j++)
@@ -187,14 +193,7 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 			if (mih_entry_dead(&entries[i]))
 				continue;
 			if (mih_entry_is_null(&entries[i]))
-			{
-				if (k->want_nulls)
-				{
-					ItemPointerData tid = mih_entry_tid(&entries[i]);
-
-					list_push(&k->nulls, &tid);
-				}
-			}
+				take_null(k, &entries[i]);
 			else
 				take(k, &entries[i]);
 		}
@@ -343,14 +342,7 @@ read_table0(MihKnn *k, bool nulls_only)
 				if (mih_entry_dead(&entries[i]))
 					continue;
 				if (mih_entry_is_null(&entries[i]))
-				{
-					if (k->want_nulls)
-					{
-						ItemPointerData tid = mih_entry_tid(&entries[i]);
-
-						list_push(&k->nulls, &tid);
-					}
-				}
+					take_null(k, &entries[i]);
 				else if (!nulls_only &&
 						 min_block_distance(k, mih_entry_fp(&entries[i]), &table) > k->level_done)
 					take(k, &entries[i]);

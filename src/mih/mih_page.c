@@ -127,6 +127,22 @@ mih_meta_cover(Page metapage)
 		((PageHeader) metapage)->pd_lower = full;
 }
 
+/*
+ * An ordered scan, or one returning every row, needs the NULL entries that
+ * indexes built before them lack: stop rather than leave those rows out.
+ */
+void
+mih_require_null_entries(Relation index, const MihMetaPageData *meta)
+{
+	if (meta->layout != MIH_META_LAYOUT_XID || !(meta->flags & MIH_META_INDEXES_NULLS))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simhash index \"%s\" was built before ordered scans existed",
+						RelationGetRelationName(index)),
+				 errdetail("It has no entries for rows whose fingerprint is NULL, which ORDER BY must return."),
+				 errhint("REINDEX the index.")));
+}
+
 void
 mih_check_metapage(Relation index, Page metapage)
 {

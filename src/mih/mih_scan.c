@@ -228,13 +228,7 @@ start_scan(Relation index, MihScanOpaque so)
 	if (so->with_nulls)
 	{
 		/* every row: table 0 whole, NULL entries included */
-		if (meta->layout != MIH_META_LAYOUT_XID || !(meta->flags & MIH_META_INDEXES_NULLS))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("simhash index \"%s\" was built before ordered scans existed",
-							RelationGetRelationName(index)),
-					 errdetail("It has no entries for rows whose fingerprint is NULL, which ORDER BY must return."),
-					 errhint("REINDEX the index.")));
+		mih_require_null_entries(index, meta);
 		so->q = 0;
 		so->r = SIMHASH_BITS;
 		so->s = 0;
