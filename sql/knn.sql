@@ -8,6 +8,9 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 RESET client_min_messages;
 \set VERBOSITY default
+-- the plans forced with enable_* = off cost enough to be JIT-compiled, which
+-- would take most of this suite's time
+SET jit = off;
 
 -- 6,000 rows: random fingerprints, near-copies of some of them (1..4 bits
 -- flipped), exact duplicates (ties), a skewed group sharing its top 40 bits,

@@ -7,10 +7,10 @@
  * The incremental search of multi-index hashing (Norouzi, Punjani and Fleet,
  * "Fast search in Hamming space with multi-index hashing", CVPR 2012): level
  * s probes, in every table j, the block values exactly s bits from q's block
- * j. After levels 0..s every entry with some block within s bits of q has
- * been found, and any entry not found has all m blocks at least s + 1 bits
- * away, so its distance is at least m (s + 1): every found entry closer than
- * that is settled and can be returned. An entry is taken only at its
+ * j, one table at a time. After table j of level s, an entry not found has
+ * the blocks of tables 0..j at least s + 1 bits from q's and the others at
+ * least s, so its distance is at least m s + j + 1: every found entry closer
+ * than that is settled and can be returned, one bit more with each table. An entry is taken only at its
  * canonical place, the first table among those where its block distance is
  * smallest, so each entry is taken once. The pending list (unsorted) is
  * read whole at the start.
@@ -59,8 +59,8 @@ struct MihKnn
 
 	TidList		buckets[SIMHASH_BITS + 1];
 	TidList		nulls;
-	int			level_done;		/* levels probed: entries with a block within
-								 * this many bits of q's are found */
+	int			level;			/* the next step probes this level ... */
+	int			table;			/* ... in this table */
 	bool		complete;		/* every entry found (table 0 read whole) */
 	bool		nulls_found;	/* every NULL entry found */
 	int			emit;			/* the distance being returned */
@@ -152,7 +152,8 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 	for (int i = 0; i < nballs; i++)
 		k->maxdist = Min(k->maxdist, radii[i]);
 	k->want_nulls = (nballs == 0);
-	k->level_done = -1;
+	k->level = 0;
+	k->table = 0;
 
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -206,7 +207,68 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 }
 
 /*
- * Probe table j of run r with the sorted values, each exactly s bits from
+ * Descents with the inner pages on the way kept in local memory: probe
+ * values come sorted, so consecutive descents mostly share their inner
+ * pages, and each probe then reads one leaf instead of a page per level.
+ * The parent is searched each time (in memory), so a cached page is used
+ * only when it is the child the search leads to.
+ */
+/* deeper than any run's tree: 680 items an inner page make 3 levels hold 10^11 entries */
+#define MIH_MAX_HEIGHT 8
+
+typedef struct DescentCache
+{
+	BlockNumber blk[MIH_MAX_HEIGHT + 1];	/* the copy of each level: which page */
+	int			n[MIH_MAX_HEIGHT + 1];
+	MihInnerItem *items[MIH_MAX_HEIGHT + 1];
+} DescentCache;
+
+static BlockNumber
+cached_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v, DescentCache *dc)
+{
+	BlockNumber blk = hdr->root[table];
+
+	for (int level = hdr->height[table]; level > 0; level--)
+	{
+		MihInnerItem *items;
+		int			lo,
+					hi;
+
+		if (dc->blk[level] != blk)
+		{
+			Buffer		buf = ReadBuffer(index, blk);
+			Page		page;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
+			dc->n[level] = MihPageGetNItems(page, sizeof(MihInnerItem));
+			if (dc->items[level] == NULL)
+				dc->items[level] = palloc(MIH_INNER_PER_PAGE * sizeof(MihInnerItem));
+			memcpy(dc->items[level], MihPageGetInner(page), dc->n[level] * sizeof(MihInnerItem));
+			dc->blk[level] = blk;
+			UnlockReleaseBuffer(buf);
+		}
+		items = dc->items[level];
+		/* the last child whose first key is < v, else the first child (as mih_descend) */
+		lo = 0;
+		hi = dc->n[level] - 1;
+		while (lo < hi)
+		{
+			int			mid = (lo + hi + 1) / 2;
+
+			if (mih_inner_key(&items[mid]) < v)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		blk = items[lo].child;
+	}
+	return blk;
+}
+
+/*
+ * Probe table j of a run with the sorted values, each exactly s bits from
  * q's block: take the entries whose canonical place this is.
  */
 static void
@@ -216,7 +278,14 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 	uint64		mask = k->masks[j];
 	BlockNumber leaf = InvalidBlockNumber;
 	int			p = 0;
+	DescentCache dc;
 
+	if (hdr->height[j] > MIH_MAX_HEIGHT)
+		elog(ERROR, "simhash index \"%s\": a run's tree is %d levels high",
+			 RelationGetRelationName(index), hdr->height[j]);
+	memset(&dc, 0, sizeof(dc));
+	for (int l = 0; l <= MIH_MAX_HEIGHT; l++)
+		dc.blk[l] = InvalidBlockNumber;
 	while (p < nvals)
 	{
 		Buffer		buf;
@@ -228,7 +297,7 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 
 		CHECK_FOR_INTERRUPTS();
 		if (leaf == InvalidBlockNumber)
-			leaf = mih_descend(index, hdr, j, vals[p]);
+			leaf = cached_descend(index, hdr, j, vals[p], &dc);
 		buf = ReadBuffer(index, leaf);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -270,35 +339,60 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 		}
 		UnlockReleaseBuffer(buf);
 	}
+	for (int l = 0; l <= MIH_MAX_HEIGHT; l++)
+		if (dc.items[l])
+			pfree(dc.items[l]);
 }
 
-/* Level s: probe every table of every run with the values s bits away. */
+/*
+ * The next step: probe table k->table at level k->level in every run that
+ * serves it. Afterwards every entry closer than m * level + table + 1 bits
+ * is found (the blocks of the tables up to this one are at least level + 1
+ * bits from q's, the others at least level bits), so the settled distance
+ * grows by one bit a step.
+ */
 static void
-probe_level(MihKnn *k, int s)
+probe_step(MihKnn *k)
 {
-	uint64	   *vals[MIH_MAX_BLOCKS];
-	int			nvals[MIH_MAX_BLOCKS];
+	int			s = k->level;
+	int			j = k->table;
+	uint64	   *vals = NULL;
+	int			nvals = 0;
 
-	for (int j = 0; j < k->nblocks; j++)
-		vals[j] = (s <= k->bits[j]) ? mih_table_probes_exact(k->q, k->masks[j], s, &nvals[j]) : NULL;
-	for (int r = 0; r < k->nruns; r++)
+	if (s <= k->bits[j])
+		vals = mih_table_probes_exact(k->q, k->masks[j], s, &nvals);
+	for (int r = 0; r < k->nruns && vals != NULL; r++)
 	{
-		Buffer		buf = ReadBuffer(k->index, k->runs[r]);
+		Buffer		buf;
 		MihRunHeader hdr;
 
+		if (!(k->run_tables[r] & (1 << j)))
+			continue;
+		buf = ReadBuffer(k->index, k->runs[r]);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		mih_check_page(k->index, BufferGetPage(buf), k->runs[r], MIH_PAGE_RUNHEAD,
 					   k->run_serials[r], -1);
 		memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
 		UnlockReleaseBuffer(buf);
-		for (int j = 0; j < k->nblocks; j++)
-			if ((k->run_tables[r] & (1 << j)) && vals[j] != NULL)
-				probe_table(k, &hdr, j, vals[j], nvals[j], s);
+		probe_table(k, &hdr, j, vals, nvals, s);
 	}
-	for (int j = 0; j < k->nblocks; j++)
-		if (vals[j])
-			pfree(vals[j]);
-	k->level_done = s;
+	if (vals)
+		pfree(vals);
+	if (++k->table == k->nblocks)
+	{
+		k->table = 0;
+		k->level++;
+	}
+}
+
+/* Was this fingerprint's canonical place probed already? */
+static inline bool
+found_already(const MihKnn *k, SimHash fp)
+{
+	int			table = 0;
+	int			d = min_block_distance(k, fp, &table);
+
+	return d < k->level || (d == k->level && table < k->table);
 }
 
 /*
@@ -337,14 +431,11 @@ read_table0(MihKnn *k, bool nulls_only)
 			n = MihPageGetNItems(page, sizeof(MihEntry));
 			for (int i = 0; i < n; i++)
 			{
-				int			table;
-
 				if (mih_entry_dead(&entries[i]))
 					continue;
 				if (mih_entry_is_null(&entries[i]))
 					take_null(k, &entries[i]);
-				else if (!nulls_only &&
-						 min_block_distance(k, mih_entry_fp(&entries[i]), &table) > k->level_done)
+				else if (!nulls_only && !found_already(k, mih_entry_fp(&entries[i])))
 					take(k, &entries[i]);
 			}
 			leaf = MihPageGetOpaque(page)->next;
@@ -357,25 +448,30 @@ read_table0(MihKnn *k, bool nulls_only)
 }
 
 /*
- * Is probing level s dearer than reading table 0 whole? Descents read about
- * two pages per probe value and run table; table 0 is its leaves.
+ * Is the next step dearer than reading table 0 whole? A step reads about a
+ * leaf per probe value and run (the inner pages are kept, see
+ * cached_descend); reading table 0 reads its leaves and also computes and
+ * files every entry, which costs about MIH_KNN_ENTRY_PAGE_COST probes per
+ * leaf of entries.
  */
+#define MIH_KNN_ENTRY_PAGE_COST 8
+
 static bool
-level_dearer_than_table0(const MihKnn *k, int s)
+step_dearer_than_table0(const MihKnn *k)
 {
 	double		probes = 0;
 	double		table0 = 0;
+	int			s = k->level;
+	int			j = k->table;
 
 	for (int r = 0; r < k->nruns; r++)
 	{
 		if (k->run_tables[r] & 1)
 			table0 += (double) k->run_entries[r] / MIH_ENTRIES_PER_PAGE;
-		for (int j = 0; j < k->nblocks; j++)
-			if ((k->run_tables[r] & (1 << j)) && s <= k->bits[j])
-				probes += 2 * (mih_probes_per_table(k->bits[j], s) -
-							   mih_probes_per_table(k->bits[j], s - 1));
+		if ((k->run_tables[r] & (1 << j)) && s <= k->bits[j])
+			probes += mih_probes_per_table(k->bits[j], s) - mih_probes_per_table(k->bits[j], s - 1);
 	}
-	return probes > table0;
+	return probes > table0 * MIH_KNN_ENTRY_PAGE_COST;
 }
 
 /*
@@ -389,11 +485,11 @@ mih_knn_next(MihKnn *k, ItemPointer tid, int *dist, bool *isnull)
 	{
 		int			settled;
 
-		/* everything closer than m (level_done + 1) bits is found */
+		/* everything up to m * level + table - 1 bits is found (probe_step) */
 		if (k->complete)
 			settled = SIMHASH_BITS;
 		else
-			settled = Min(SIMHASH_BITS, k->nblocks * (k->level_done + 1) - 1);
+			settled = Min(SIMHASH_BITS, k->nblocks * k->level + k->table - 1);
 		settled = Min(settled, k->maxdist);
 		while (k->emit <= settled)
 		{
@@ -427,20 +523,19 @@ mih_knn_next(MihKnn *k, ItemPointer tid, int *dist, bool *isnull)
 			}
 			return false;
 		}
-		/* more is needed: the next level, or table 0 whole */
+		/* more is needed: the next step, or table 0 whole */
 		{
-			int			s = k->level_done + 1;
 			bool		any = false;
 
 			for (int j = 0; j < k->nblocks; j++)
-				if (s <= k->bits[j])
+				if (k->level <= k->bits[j])
 					any = true;
 			if (!any)
-				k->complete = true; /* every block is within s - 1 bits */
-			else if (level_dearer_than_table0(k, s))
+				k->complete = true; /* every block is within level - 1 bits */
+			else if (step_dearer_than_table0(k))
 				read_table0(k, false);
 			else
-				probe_level(k, s);
+				probe_step(k);
 		}
 	}
 }

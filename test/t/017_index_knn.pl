@@ -20,6 +20,7 @@ $node->init;
 $node->append_conf(
 	'postgresql.conf', q{
 autovacuum = off
+jit = off
 shared_buffers = 128MB
 max_parallel_workers_per_gather = 0
 });
