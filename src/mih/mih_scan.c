@@ -77,6 +77,16 @@ typedef struct MihScanOpaqueData
 	int			nitems;
 	int			curitem;
 
+	/*
+	 * What an index-only scan gets: a tuple whose key is NULL. The index
+	 * returns no columns (amcanreturn is NULL), so the planner makes an
+	 * index-only scan of it only for a query that needs no column, such as
+	 * count(*) over a whole-index path, which PostgreSQL 18 can choose when
+	 * sequential scans are disabled: the executor then needs a tuple, never
+	 * its values.
+	 */
+	IndexTuple	empty_itup;
+
 	/* ORDER BY fp <-> order_q: rows come from the nearest-neighbour search */
 	bool		ordered;
 	bool		order_null;		/* ORDER BY fp <-> NULL: every distance NULL */
@@ -131,6 +141,16 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	if (scan->xs_want_itup)
+	{
+		Datum		value = (Datum) 0;
+		bool		isnull = true;
+		MemoryContext oldcxt = MemoryContextSwitchTo(so->cxt);
+
+		so->empty_itup = index_form_tuple(RelationGetDescr(scan->indexRelation), &value, &isnull);
+		MemoryContextSwitchTo(oldcxt);
+	}
 
 	so->ordered = scan->numberOfOrderBys > 0;
 	so->order_null = false;
@@ -551,6 +571,11 @@ mih_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (dir != ForwardScanDirection)
 		elog(ERROR, "simhash index scans only go forward");
 	scan->xs_recheck = so->recheck; /* else the index holds the whole fingerprint */
+	if (scan->xs_want_itup)
+	{
+		scan->xs_itup = so->empty_itup;
+		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	}
 	if (so->ordered && !so->order_null)
 	{
 		int			dist;
