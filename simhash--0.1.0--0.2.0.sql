@@ -174,6 +174,19 @@ CREATE FUNCTION @extschema@.simhash_first_shared_block(a @extschema@.simhash, b 
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.simhash_first_shared_block(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
     IS 'the first of the radius + 1 blocks on which a and b agree (NULL if none): report each pair from that block only';
+-- With more blocks than radius + 1, a key is the bits of one choice of (blocks - radius) of
+-- them: C(blocks, radius) keys per fingerprint, far fewer candidates per key.
+CREATE FUNCTION @extschema@.simhash_blocks(fp @extschema@.simhash, radius pg_catalog.int4,
+    blocks pg_catalog.int4, OUT block pg_catalog.int4, OUT key pg_catalog.int8)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 10;
+COMMENT ON FUNCTION @extschema@.simhash_blocks(@extschema@.simhash, pg_catalog.int4, pg_catalog.int4)
+    IS 'the C(blocks, radius) (block, key) pairs of a fingerprint, a key per choice of blocks - radius of the blocks: two fingerprints within radius bits share at least one';
+CREATE FUNCTION @extschema@.simhash_first_shared_block(a @extschema@.simhash, b @extschema@.simhash,
+    radius pg_catalog.int4, blocks pg_catalog.int4) RETURNS pg_catalog.int4
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.simhash_first_shared_block(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4, pg_catalog.int4)
+    IS 'the first key of simhash_blocks(a, radius, blocks) that b shares (NULL if none): report each pair from that key only';
 
 -- Groups from a pair list (the pairs of near-duplicates, however found: a distributed
 -- self-join on pigeonhole keys, a batch job), with the window functions' rules, ids in

@@ -23,6 +23,36 @@ SELECT * FROM simhash_blocks('0123456789abcdef', 64);
 SELECT * FROM simhash_blocks('0123456789abcdef', -1);
 SELECT simhash_first_shared_block('0000000000000000', '0000000000000000', 64);
 
+-- more blocks than radius + 1: a key per choice of (blocks - radius) blocks,
+-- C(blocks, radius) keys, numbered in lexicographic order of the choice
+SELECT * FROM simhash_blocks('0123456789abcdef', 3, 5);
+SELECT count(*), count(DISTINCT block) FROM simhash_blocks('0123456789abcdef', 8, 12);
+SELECT count(*) FROM simhash_blocks('0123456789abcdef', 3, 4) a
+  FULL JOIN simhash_blocks('0123456789abcdef', 3) b USING (block, key)
+  WHERE a.key IS NULL OR b.key IS NULL;  -- blocks = radius + 1 is the default
+SELECT simhash_first_shared_block('0000000000000000', '0000000000000001', 3, 5) AS first_block_differs,
+       simhash_first_shared_block('0000000000000000', '000000000000001f', 3, 5) AS all_differ,
+       simhash_first_shared_block('0000000000000000', '0000000000000018', 3, 5) AS last_two_differ;
+-- the first shared key is the smallest number among the keys both have, for
+-- 2,000 pairs 0..12 bits apart, at several (radius, blocks)
+SELECT r, m, count(*) AS pairs,
+       count(*) FILTER (WHERE simhash_first_shared_block(a, b, r, m) IS NOT DISTINCT FROM
+                              (SELECT min(x.block) FROM simhash_blocks(a, r, m) x
+                               JOIN simhash_blocks(b, r, m) y USING (block, key))) AS same,
+       count(*) FILTER (WHERE a <~> b <= r AND simhash_first_shared_block(a, b, r, m) IS NULL) AS missed
+FROM (SELECT ('x' || left(md5(g::text), 16))::bit(64)::bigint::simhash AS a,
+             (('x' || left(md5(g::text), 16))::bit(64)::bigint
+              # ('x' || left(md5((g * 7)::text), 16))::bit(64)::bigint
+              & ((1::bigint << (g % 13)) - 1) << (g % 50))::simhash AS b
+      FROM generate_series(1, 2000) g) p,
+     (VALUES (0, 1), (0, 3), (3, 4), (3, 5), (3, 6), (5, 9), (8, 12)) rm(r, m)
+GROUP BY r, m ORDER BY r, m;
+-- blocks out of range, too many keys
+SELECT * FROM simhash_blocks('0123456789abcdef', 3, 3);
+SELECT * FROM simhash_blocks('0123456789abcdef', 3, 65);
+SELECT * FROM simhash_blocks('0123456789abcdef', 8, 20);
+SELECT simhash_first_shared_block('0000000000000000', '0000000000000000', 3, 2);
+
 -- 3,000 fingerprints with near-copies: the pairs by equi-join equal the
 -- pairs of the direct self-join, each once, at radii 0, 3 and 7
 CREATE TABLE pr (id int, fp simhash);
@@ -41,6 +71,15 @@ SELECT r,
                               WHERE ka.block = kb.block AND ka.key = kb.key AND a.id < b.id
                                 AND a.fp <~> b.fp <= r) x) AS distinct_by_keys
 FROM unnest(ARRAY[0, 3, 7]) r;
+-- the same with more blocks: the pairs once each, none missed
+SELECT r, m,
+       (SELECT count(*) FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) AS direct,
+       (SELECT count(*) FROM (SELECT a.id, b.id FROM pr a, simhash_blocks(a.fp, r, m) ka,
+                                 pr b, simhash_blocks(b.fp, r, m) kb
+                              WHERE ka.block = kb.block AND ka.key = kb.key AND a.id < b.id
+                                AND a.fp <~> b.fp <= r
+                                AND simhash_first_shared_block(a.fp, b.fp, r, m) = ka.block) x) AS by_keys
+FROM (VALUES (3, 5), (3, 6), (7, 10)) rm(r, m);
 DROP TABLE pr;
 
 -- simhash_pair_groups: groups from a pair list, with the window functions'

@@ -4,22 +4,28 @@
  *		for finding pairs where a Hamming join cannot run as one index
  *		probe per row (a distributed table, whose shards each hold a part).
  *
- * Cut the 64 bits into r + 1 blocks (interleaved as in the index: bit i
- * belongs to block i mod (r + 1)). Two fingerprints within r bits differ in
- * at most r bits, so at least one block holds none of them: they agree on
- * it exactly. simhash_blocks(fp, r) gives each fingerprint's (block, key)
- * pairs; rows sharing a (block, key) are the candidates, and the distance
- * check keeps the true pairs. A pair agreeing on several blocks meets on
- * each of them; simhash_first_shared_block(a, b, r) names the first, and
- * keeping a pair only there reports it once.
+ * Cut the 64 bits into m >= r + 1 blocks (interleaved as in the index: bit
+ * i belongs to block i mod m). Two fingerprints within r bits differ in at
+ * most r bits, so they differ in at most r blocks and agree exactly on at
+ * least m - r of them. A key is the fingerprint's bits on one choice of
+ * m - r blocks: simhash_blocks(fp, r [, m]) gives a fingerprint's C(m, r)
+ * keys as (block, key), block numbering the choice; rows sharing a
+ * (block, key) are the candidates, and the distance check keeps the true
+ * pairs. With m = r + 1 (the default) a choice is one block. A pair that
+ * agrees on several choices meets on each of them;
+ * simhash_first_shared_block(a, b, r [, m]) names the first, and keeping a
+ * pair only there reports it once.
+ *
+ * Spread: random fingerprints fill 2^(64 (m - r) / m) values per key, so
+ * the candidates per row are about n * C(m, r) / 2^(64 (m - r) / m). With
+ * m = r + 1 that is n * (r + 1) / 2^(64 / (r + 1)): 610 per row at r = 3
+ * and 10M rows. A larger m trades keys per row for far fewer candidates:
+ * m = 5 at r = 3 gives 10 keys of about 26 bits and 2 candidates per row
+ * at 10M. The SQL script examples/dedup_pairs.sql picks m by that count.
  *
  * simhash_pair_groups turns such a pair list into groups, with the rules of
  * the window functions (dedup.c): rows far outnumber pairs, so the pairs can
  * be gathered where the groups are made.
- *
- * Spread: with r + 1 blocks of 64 / (r + 1) bits, random fingerprints fill
- * 2^(64 / (r + 1)) keys per block (65,536 at r = 3), so the candidates grow
- * as n^2 / 2^(64 / (r + 1)) per block: this suits small radii (r <= 7).
  */
 #include "simhash.h"
 
@@ -31,61 +37,148 @@
 
 #include "mih/mih.h"
 
-/* The radius argument: 0..63 (r + 1 blocks of at least one bit). */
-static int
-pairs_radius(FunctionCallInfo fcinfo, int argno)
+/* At most this many keys per fingerprint: C(m, r) rows for every row. */
+#define PAIRS_MAX_KEYS 10000
+
+/* C(n, k), or PAIRS_MAX_KEYS + 1 when it is larger (n <= 64). */
+static int64
+pairs_choose(int n, int k)
+{
+	int64		c = 1;
+
+	if (k < 0 || k > n)
+		return 0;
+	if (k > n - k)
+		k = n - k;
+	for (int i = 1; i <= k; i++)
+	{
+		/* exact: c * (n - k + i) / i is C(n - k + i, i) */
+		c = c * (n - k + i) / i;
+		if (c > PAIRS_MAX_KEYS)
+			return PAIRS_MAX_KEYS + 1;
+	}
+	return c;
+}
+
+/*
+ * The radius (argument argno) and the number of blocks (argument argno + 1
+ * when given, else radius + 1), checked: 0 <= r < m <= 64, and at most
+ * PAIRS_MAX_KEYS keys per fingerprint.
+ */
+static void
+pairs_args(FunctionCallInfo fcinfo, int argno, int *radius, int *nblocks)
 {
 	int32		r = PG_GETARG_INT32(argno);
+	int32		m;
 
 	if (r < 0 || r > SIMHASH_BITS - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("radius %d is out of range for pigeonhole blocks", r),
-				 errdetail("The radius must be between 0 and 63: the 64 bits are cut into radius + 1 blocks.")));
-	return r;
+				 errdetail("The radius must be between 0 and 63: the 64 bits are cut into at least radius + 1 blocks.")));
+	m = PG_NARGS() > argno + 1 ? PG_GETARG_INT32(argno + 1) : r + 1;
+	if (m <= r || m > SIMHASH_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%d blocks cannot serve radius %d", m, r),
+				 errdetail("The number of blocks must be between radius + 1 = %d and 64.", r + 1)));
+	if (pairs_choose(m, r) > PAIRS_MAX_KEYS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%d blocks at radius %d give more than %d keys per fingerprint", m, r, PAIRS_MAX_KEYS),
+				 errdetail("Each fingerprint gets C(blocks, radius) keys."),
+				 errhint("Use fewer blocks.")));
+	*radius = r;
+	*nblocks = m;
 }
 
-/* simhash_blocks(fp, r): one row (block, key) per block, key = fp's bits of that block. */
+/*
+ * simhash_blocks(fp, r [, m]): the C(m, r) keys (block, key) of fp, one per
+ * choice of m - r of the m blocks, in lexicographic order of the chosen
+ * blocks; key = fp's bits on them.
+ */
 PG_FUNCTION_INFO_V1(simhash_blocks);
 Datum
 simhash_blocks(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	SimHash		fp = PG_GETARG_SIMHASH(0);
-	int			nblocks = pairs_radius(fcinfo, 1) + 1;
+	int			r,
+				m,
+				k;
+	int			chosen[SIMHASH_BITS];
 	uint64		masks[SIMHASH_BITS];
+	int32		number = 0;
 
+	pairs_args(fcinfo, 1, &r, &m);
+	k = m - r;
 	InitMaterializedSRF(fcinfo, 0);
-	mih_default_masks(nblocks, masks);
-	for (int j = 0; j < nblocks; j++)
+	mih_default_masks(m, masks);
+	for (int i = 0; i < k; i++)
+		chosen[i] = i;
+	for (;;)
 	{
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
+		uint64		mask = 0;
+		int			i;
 
-		values[0] = Int32GetDatum(j);
-		values[1] = Int64GetDatum((int64) (fp & masks[j]));
+		for (i = 0; i < k; i++)
+			mask |= masks[chosen[i]];
+		values[0] = Int32GetDatum(number++);
+		values[1] = Int64GetDatum((int64) (fp & mask));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+		/* the next choice: advance the last position that can still move */
+		for (i = k - 1; i >= 0 && chosen[i] == m - k + i; i--)
+			;
+		if (i < 0)
+			break;
+		chosen[i]++;
+		for (int j = i + 1; j < k; j++)
+			chosen[j] = chosen[j - 1] + 1;
 	}
 	return (Datum) 0;
 }
 
 /*
- * simhash_first_shared_block(a, b, r): the first block on which a and b
- * agree, NULL when none (then they are more than r bits apart).
+ * simhash_first_shared_block(a, b, r [, m]): the number of the first key a
+ * and b share, NULL when none (then they are more than r bits apart).
+ *
+ * The keys they share are the choices among the blocks where they agree;
+ * the first in lexicographic order is the first m - r of those blocks, and
+ * its number is its rank among all choices: for each chosen block, the
+ * choices that put a smaller block in that place come before it.
  */
 PG_FUNCTION_INFO_V1(simhash_first_shared_block);
 Datum
 simhash_first_shared_block(PG_FUNCTION_ARGS)
 {
 	SimHash		diff = PG_GETARG_SIMHASH(0) ^ PG_GETARG_SIMHASH(1);
-	int			nblocks = pairs_radius(fcinfo, 2) + 1;
+	int			r,
+				m,
+				k;
 	uint64		masks[SIMHASH_BITS];
+	int			chosen[SIMHASH_BITS];
+	int			nchosen = 0;
+	int64		rank = 0;
+	int			prev = -1;
 
-	mih_default_masks(nblocks, masks);
-	for (int j = 0; j < nblocks; j++)
+	pairs_args(fcinfo, 2, &r, &m);
+	k = m - r;
+	mih_default_masks(m, masks);
+	for (int j = 0; j < m && nchosen < k; j++)
 		if ((diff & masks[j]) == 0)
-			PG_RETURN_INT32(j);
-	PG_RETURN_NULL();
+			chosen[nchosen++] = j;
+	if (nchosen < k)
+		PG_RETURN_NULL();
+	for (int i = 0; i < k; i++)
+	{
+		for (int v = prev + 1; v < chosen[i]; v++)
+			rank += pairs_choose(m - 1 - v, k - 1 - i);
+		prev = chosen[i];
+	}
+	PG_RETURN_INT32((int32) rank);
 }
 
 /* ---- groups from a pair list ---- */
