@@ -1,0 +1,149 @@
+-- examples/dedup_settings.sql: the settings the two removal scripts share
+-- (examples/dedup.sql, by the window functions; examples/dedup_pairs.sql, by
+-- pigeonhole pairs, for distributed tables). Not run on its own: each script
+-- includes it with \ir. It gives the psql variables their defaults, opens the
+-- transaction, passes the variables to the server as transaction-local
+-- settings (psql quotes them as literals, :'var'), and checks them in a DO
+-- block that leaves its conclusions as further settings for the script:
+--   simhash_dedup.relation     the table, as regclass text
+--   simhash_dedup.ext_schema   the extension's schema (functions are called qualified)
+--   simhash_dedup.keep_column  the column that decides which row is kept
+--   simhash_dedup.keep_expr    what is compared: the column, or length(column::text)
+--   simhash_dedup.keep_dir     ASC or DESC (NULLs last either way; ties to the smaller id)
+--   simhash_dedup.keep_type    the type of keep_expr
+\if :{?dedup_continue_on_error}
+\else
+\set ON_ERROR_STOP on
+\endif
+\if :{?table}
+\else
+\set table ''
+\endif
+\if :{?id_column}
+\else
+\set id_column id
+\endif
+\if :{?fp_column}
+\else
+\set fp_column fp
+\endif
+\if :{?radius}
+\else
+\set radius 8
+\endif
+\if :{?method}
+\else
+\set method leader
+\endif
+\if :{?keep}
+\else
+\set keep first
+\endif
+\if :{?keep_column}
+\else
+\set keep_column ''
+\endif
+\if :{?action}
+\else
+\set action report
+\endif
+\if :{?flag_column}
+\else
+\set flag_column ''
+\endif
+
+BEGIN;
+SELECT set_config('simhash_dedup.table', :'table', true),
+       set_config('simhash_dedup.id_column', :'id_column', true),
+       set_config('simhash_dedup.fp_column', :'fp_column', true),
+       set_config('simhash_dedup.radius', :'radius', true),
+       set_config('simhash_dedup.method', :'method', true),
+       set_config('simhash_dedup.keep', :'keep', true),
+       set_config('simhash_dedup.keep_column', :'keep_column', true),
+       set_config('simhash_dedup.action', :'action', true),
+       set_config('simhash_dedup.flag_column', :'flag_column', true)
+\gset simhash_dedup_ignored_
+
+DO $settings$
+DECLARE
+  tbl_name text := current_setting('simhash_dedup.table');
+  id_col text := current_setting('simhash_dedup.id_column');
+  fp_col text := current_setting('simhash_dedup.fp_column');
+  radius_text text := current_setting('simhash_dedup.radius');
+  method text := current_setting('simhash_dedup.method');
+  keep text := current_setting('simhash_dedup.keep');
+  keep_col text := current_setting('simhash_dedup.keep_column');
+  action text := current_setting('simhash_dedup.action');
+  flag_col text := current_setting('simhash_dedup.flag_column');
+  tbl regclass;
+  ext_schema text;
+  col text;
+  typ text;
+BEGIN
+  IF tbl_name = '' THEN
+    RAISE EXCEPTION 'no table given'
+      USING HINT = 'Run: psql -v table=NAME -f examples/dedup.sql';
+  END IF;
+  tbl := tbl_name::regclass;  -- parses quoting and schemas; errors if missing
+  IF radius_text !~ '^\s*\d{1,2}\s*$' OR radius_text::int > 64 THEN
+    RAISE EXCEPTION 'radius "%" is not a number of bits from 0 to 64', radius_text;
+  END IF;
+  IF method NOT IN ('leader', 'component') THEN
+    RAISE EXCEPTION 'method "%" is not leader or component', method;
+  END IF;
+  IF action NOT IN ('report', 'delete', 'flag') THEN
+    RAISE EXCEPTION 'action "%" is not report, delete or flag', action;
+  END IF;
+  IF keep NOT IN ('first', 'last', 'longest', 'shortest') THEN
+    RAISE EXCEPTION 'keep "%" is not first, last, longest or shortest', keep;
+  END IF;
+
+  -- first/last default to the id; longest/shortest need the text column to measure
+  IF keep_col = '' THEN
+    IF keep IN ('longest', 'shortest') THEN
+      RAISE EXCEPTION 'keep=% needs keep_column, the column whose length decides', keep
+        USING HINT = 'For example: psql -v keep=' || keep || ' -v keep_column=body ...';
+    END IF;
+    keep_col := id_col;
+  END IF;
+
+  -- the columns must exist, with the right types
+  FOR typ, col IN
+    SELECT format_type(a.atttypid, NULL), c.name FROM unnest(ARRAY[id_col, fp_col, keep_col]) c(name)
+    LEFT JOIN pg_attribute a ON a.attrelid = tbl AND a.attname = c.name AND a.attnum > 0 AND NOT a.attisdropped
+  LOOP
+    IF typ IS NULL THEN
+      RAISE EXCEPTION 'table % has no column %', tbl, quote_ident(col);
+    END IF;
+  END LOOP;
+  SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+   WHERE e.extname = 'simhash';
+  IF ext_schema IS NULL THEN
+    RAISE EXCEPTION 'extension simhash is not installed in this database';
+  END IF;
+  SELECT t.typname INTO typ FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+   WHERE a.attrelid = tbl AND a.attname = fp_col;
+  IF typ <> 'simhash' THEN
+    RAISE EXCEPTION 'column % of % is of type %, not simhash', quote_ident(fp_col), tbl, typ;
+  END IF;
+  IF action = 'flag' THEN
+    SELECT format_type(a.atttypid, NULL) INTO typ FROM pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = flag_col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF typ IS NULL OR typ <> 'bigint' THEN
+      RAISE EXCEPTION 'action flag needs an existing bigint column flag_column (got "%"%)',
+        flag_col, CASE WHEN typ IS NULL THEN '' ELSE ' of type ' || typ END;
+    END IF;
+  END IF;
+
+  SELECT format_type(a.atttypid, a.atttypmod) INTO typ FROM pg_attribute a
+   WHERE a.attrelid = tbl AND a.attname = keep_col;
+  PERFORM set_config('simhash_dedup.relation', tbl::text, true),
+          set_config('simhash_dedup.ext_schema', ext_schema, true),
+          set_config('simhash_dedup.keep_column', keep_col, true),
+          set_config('simhash_dedup.keep_expr',
+                     CASE WHEN keep IN ('longest', 'shortest') THEN format('length(%I::text)', keep_col)
+                          ELSE format('%I', keep_col) END, true),
+          set_config('simhash_dedup.keep_dir', CASE WHEN keep IN ('first', 'shortest') THEN 'ASC' ELSE 'DESC' END, true),
+          set_config('simhash_dedup.keep_type', CASE WHEN keep IN ('longest', 'shortest') THEN 'integer' ELSE typ END, true);
+END
+$settings$;
