@@ -1,0 +1,280 @@
+-- examples/dedup_pairs.sql: remove (or flag) the near-duplicates of a table,
+-- keeping one row per group, by finding the pairs within the radius as an
+-- equi-join on pigeonhole keys (simhash_blocks) instead of the window
+-- functions. Written for Citus distributed tables, where it keeps the rows
+-- on the workers: only the pairs (and their ids) reach the coordinator. It
+-- works on a plain table too, where the key join can run as a parallel hash
+-- join. Run with psql, with the variables of examples/dedup.sql:
+--
+--   psql -v table=docs -v radius=3 -f examples/dedup_pairs.sql                  # report only
+--   psql -v table=docs -v radius=3 -v keep=longest -v keep_column=body \
+--        -v action=delete -f examples/dedup_pairs.sql
+--
+-- psql variables: table, id_column, fp_column, radius, method, keep,
+-- keep_column, action, flag_column as in examples/dedup.sql (the same rules,
+-- the same groups), and
+--   blocks       the number of blocks m (radius + 1 .. 64) the keys are cut
+--                from; default: the m with the least work for the table's
+--                number of distinct fingerprints (see below)
+--
+-- How (each step a statement that Citus runs on the workers, unless said):
+--   1. the rows with a fingerprint, as (fp, id, keep value), are spread by
+--      fingerprint; rows with the same fingerprint are one group whatever
+--      the radius, so each fingerprint's first row in the keep order stands
+--      for all of them (and exact copies cost nothing below);
+--   2. each distinct fingerprint's C(m, radius) keys, spread by key;
+--   3. the self-join on (block, key) with the distance check, each pair once
+--      (simhash_first_shared_block): shard-local, the pairs go to the
+--      coordinator;
+--   4. on the coordinator: the ids in pairs ranked in the keep order, and
+--      simhash_pair_groups over the ranked pairs (the window functions'
+--      rules: the same groups as examples/dedup.sql);
+--   5. every row with its kept row, spread back like the table, and the
+--      delete or flag, shard by shard.
+-- Work per distinct fingerprint: C(m, r) key rows and about
+-- n * C(m, r) / 2^(64 (m - r) / m) candidate comparisons for n distinct
+-- fingerprints. Small radii are cheap (r = 3 at 10M: m = 5, 10 keys, ~2
+-- candidates); the default radius 8 needs 165 to 495 keys per fingerprint at
+-- 1M to 10M rows: on one machine, examples/dedup.sql is the better tool there.
+--
+-- Guarantees, as examples/dedup.sql: identifiers quoted; the table locked
+-- against concurrent writes (SHARE ROW EXCLUSIVE) for the transaction; NULL
+-- fingerprints never touched; the kept row of a group never deleted; a second
+-- run changes nothing; on any error nothing changes. The work tables are
+-- temporary on a plain table; on a distributed table they are distributed
+-- tables named simhash_dedup_*_<backend pid> in the table's schema, created
+-- and dropped in the transaction (the role needs CREATE there).
+\ir dedup_settings.sql
+\if :{?blocks}
+\else
+\set blocks ''
+\endif
+SELECT set_config('simhash_dedup.blocks', :'blocks', true) \gset simhash_dedup_ignored_
+
+DO $pairs$
+DECLARE
+  tbl regclass := current_setting('simhash_dedup.relation')::regclass;
+  ext text := quote_ident(current_setting('simhash_dedup.ext_schema'));
+  id_col text := current_setting('simhash_dedup.id_column');
+  fp_col text := current_setting('simhash_dedup.fp_column');
+  radius int := current_setting('simhash_dedup.radius')::int;
+  method text := current_setting('simhash_dedup.method');
+  action text := current_setting('simhash_dedup.action');
+  flag_col text := current_setting('simhash_dedup.flag_column');
+  blocks_text text := current_setting('simhash_dedup.blocks');
+  keep_expr text := current_setting('simhash_dedup.keep_expr');
+  keep_type text := current_setting('simhash_dedup.keep_type');
+  ord text := format('ord %s NULLS LAST, id', current_setting('simhash_dedup.keep_dir'));
+  id_type text;
+  part_method text;
+  dist_col text;
+  distributed bool := false;
+  schema_name text;
+  w_rows text; w_reps text; w_keys text; w_groups text; w_drop text;
+  m int;
+  keys_per_fp numeric;
+  cost numeric;
+  best_cost numeric;
+  n_rows bigint; n_fp bigint; n_distinct bigint; n_pairs bigint;
+  n_groups bigint; n_dups bigint; n_changed bigint := 0; n_more bigint;
+BEGIN
+  IF radius > 63 THEN
+    RAISE EXCEPTION 'radius 64 makes every row a near-duplicate of every other: there are no keys to join on'
+      USING HINT = 'Use examples/dedup.sql.';
+  END IF;
+  SELECT format_type(a.atttypid, a.atttypmod), n.nspname INTO id_type, schema_name
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE a.attrelid = tbl AND a.attname = id_col;
+  IF id_type NOT IN ('bigint', 'integer', 'smallint') THEN
+    RAISE EXCEPTION 'column % of % is of type %, not an integer id', quote_ident(id_col), tbl, id_type;
+  END IF;
+
+  -- a Citus table? (hash-distributed: work on the workers; other Citus kinds: refuse)
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    EXECUTE 'SELECT partmethod::text, column_to_column_name(logicalrelid, partkey)
+               FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1'
+      INTO part_method, dist_col USING tbl;
+    IF part_method IS NOT NULL AND part_method <> 'h' THEN
+      RAISE EXCEPTION '% is a Citus table that is not hash-distributed', tbl
+        USING HINT = 'Reference and single-shard tables live on one node: use examples/dedup.sql.';
+    END IF;
+    distributed := part_method = 'h';
+  END IF;
+
+  IF distributed THEN
+    w_rows := format('%I.%I', schema_name, 'simhash_dedup_rows_' || pg_backend_pid());
+    w_reps := format('%I.%I', schema_name, 'simhash_dedup_reps_' || pg_backend_pid());
+    w_keys := format('%I.%I', schema_name, 'simhash_dedup_keys_' || pg_backend_pid());
+    w_groups := format('%I.%I', schema_name, 'simhash_dedup_kept_' || pg_backend_pid());
+    w_drop := format('%I.%I', schema_name, 'simhash_dedup_drop_' || pg_backend_pid());
+  ELSE
+    w_rows := 'pg_temp.simhash_dedup_rows';
+    w_reps := 'pg_temp.simhash_dedup_reps';
+    w_keys := 'pg_temp.simhash_dedup_keys';
+    w_groups := 'pg_temp.simhash_dedup_kept';
+    w_drop := 'pg_temp.simhash_dedup_drop';
+  END IF;
+  PERFORM set_config('simhash_dedup.drop_table', w_drop, true),
+          set_config('simhash_dedup.work_tables',
+                     CASE WHEN distributed THEN concat_ws(', ', w_rows, w_reps, w_keys, w_groups, w_drop) ELSE '' END, true);
+
+  -- the work tables, all created before any statement touches the shards
+  -- (Citus distributes a table in a transaction only before parallel work)
+  EXECUTE format('CREATE %s TABLE %s (fpkey bigint, id bigint, ord %s, fp %s.simhash) %s',
+                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_rows, keep_type, ext,
+                 CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
+  EXECUTE format('CREATE %s TABLE %s (LIKE %s) %s', CASE WHEN distributed THEN '' ELSE 'TEMP' END,
+                 w_reps, w_rows, CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
+  EXECUTE format('CREATE %s TABLE %s (block int, key bigint, id bigint, ord %s, fp %s.simhash) %s',
+                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_keys, keep_type, ext,
+                 CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
+  EXECUTE format('CREATE %s TABLE %s (fpkey bigint, keep_id bigint, keep_fp %s.simhash) %s',
+                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_groups, ext,
+                 CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
+  EXECUTE format('CREATE %s TABLE %s (id %s, keep_id bigint, bits int) %s',
+                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_drop, id_type,
+                 CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
+  IF distributed THEN
+    EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := ''none'')' USING w_rows::regclass;
+    EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := $2)' USING w_reps::regclass, w_rows;
+    EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := $2)' USING w_groups::regclass, w_rows;
+    EXECUTE 'SELECT create_distributed_table($1, ''key'', colocate_with := ''none'')' USING w_keys::regclass;
+    -- the rows to act on, placed like the table when it is spread by the id,
+    -- else copied to every node (a reference table) to join with any shard
+    IF dist_col = id_col THEN
+      EXECUTE 'SELECT create_distributed_table($1, ''id'', colocate_with := $2)' USING w_drop::regclass, tbl::text;
+    ELSE
+      EXECUTE 'SELECT create_reference_table($1)' USING w_drop::regclass;
+    END IF;
+  END IF;
+  CREATE TEMP TABLE simhash_dedup_pairs (a bigint, a_ord bigint, a_fp bigint, b bigint, b_ord bigint, b_fp bigint)
+    ON COMMIT DROP;
+  EXECUTE format('ALTER TABLE pg_temp.simhash_dedup_pairs ALTER a_ord TYPE %1$s USING NULL, ALTER b_ord TYPE %1$s USING NULL',
+                 keep_type);
+
+  -- no concurrent writes while the groups are computed and acted on
+  EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+
+  -- 1. the rows with a fingerprint, and each fingerprint's first row in the keep order
+  EXECUTE format('SELECT count(*) FROM %s', tbl) INTO n_rows;
+  EXECUTE format('INSERT INTO %s SELECT %2$I::bigint, %3$I, %4$s, %2$I FROM %5$s WHERE %2$I IS NOT NULL',
+                 w_rows, fp_col, id_col, keep_expr, tbl);
+  GET DIAGNOSTICS n_fp = ROW_COUNT;
+  EXECUTE format('INSERT INTO %s SELECT DISTINCT ON (fpkey) * FROM %s ORDER BY fpkey, %s',
+                 w_reps, w_rows, ord);
+  GET DIAGNOSTICS n_distinct = ROW_COUNT;
+
+  -- 2. the number of blocks: given, or the least work (keys written, at 20
+  -- candidate comparisons each, plus the candidates expected among random
+  -- fingerprints)
+  IF blocks_text <> '' THEN
+    IF blocks_text !~ '^\s*\d{1,2}\s*$' THEN
+      RAISE EXCEPTION 'blocks "%" is not a number of blocks from radius + 1 = % to 64', blocks_text, radius + 1;
+    END IF;
+    m := blocks_text::int;  -- simhash_blocks checks the range
+  ELSE
+    FOR mm IN radius + 1 .. 64 LOOP
+      keys_per_fp := 1;
+      FOR i IN 1 .. radius LOOP
+        keys_per_fp := keys_per_fp * (mm - radius + i) / i;
+      END LOOP;
+      EXIT WHEN round(keys_per_fp) > 10000;
+      cost := keys_per_fp * 20 + keys_per_fp * greatest(n_distinct, 1) / power(2::numeric, 64.0 * (mm - radius) / mm);
+      IF best_cost IS NULL OR cost < best_cost THEN
+        best_cost := cost;
+        m := mm;
+      END IF;
+    END LOOP;
+  END IF;
+  keys_per_fp := 1;
+  FOR i IN 1 .. radius LOOP
+    keys_per_fp := keys_per_fp * (m - radius + i) / i;
+  END LOOP;
+  EXECUTE format('INSERT INTO %s SELECT k.block, k.key, p.id, p.ord, p.fp FROM %s p, %s.simhash_blocks(p.fp, %s, %s) k',
+                 w_keys, w_reps, ext, radius, m);
+
+  -- 3. the pairs within the radius, each once
+  EXECUTE format('INSERT INTO pg_temp.simhash_dedup_pairs
+                  SELECT a.id, a.ord, a.fp::bigint, b.id, b.ord, b.fp::bigint
+                  FROM %1$s a JOIN %1$s b
+                    ON a.key = b.key AND a.block = b.block AND a.id < b.id
+                  WHERE %2$s.hamming(a.fp, b.fp) <= %3$s
+                    AND %2$s.simhash_first_shared_block(a.fp, b.fp, %3$s, %4$s) = a.block',
+                 w_keys, ext, radius, m);
+  GET DIAGNOSTICS n_pairs = ROW_COUNT;
+
+  -- 4. on the coordinator: the ids in pairs ranked in the keep order, grouped
+  EXECUTE format('CREATE TEMP TABLE simhash_dedup_ranked ON COMMIT DROP AS
+                  SELECT id, fpkey, row_number() OVER (ORDER BY %s) AS rnk
+                  FROM (SELECT DISTINCT ON (id) id, ord, fpkey
+                        FROM (SELECT a, a_ord, a_fp FROM pg_temp.simhash_dedup_pairs
+                              UNION ALL SELECT b, b_ord, b_fp FROM pg_temp.simhash_dedup_pairs) u(id, ord, fpkey)
+                        ORDER BY id) d', ord);
+  EXECUTE format('INSERT INTO %s
+                  SELECT r.fpkey, k.id, k.fpkey::%s.simhash
+                  FROM %s.simhash_pair_groups(%L, %L) g
+                  JOIN pg_temp.simhash_dedup_ranked r ON r.rnk = g.id
+                  JOIN pg_temp.simhash_dedup_ranked k ON k.rnk = g.keep_id
+                  WHERE g.keep_id <> g.id',
+                 w_groups, ext, ext,
+                 'SELECT ra.rnk, rb.rnk FROM pg_temp.simhash_dedup_pairs p
+                    JOIN pg_temp.simhash_dedup_ranked ra ON ra.id = p.a
+                    JOIN pg_temp.simhash_dedup_ranked rb ON rb.id = p.b', method);
+
+  -- 5. every row that is not kept, with its kept row: the rows of a
+  -- fingerprint follow the row standing for it
+  EXECUTE format('INSERT INTO %s
+                  SELECT r.id, coalesce(g.keep_id, p.id), %s.hamming(r.fp, coalesce(g.keep_fp, p.fp))
+                  FROM %s r JOIN %s p USING (fpkey) LEFT JOIN %s g USING (fpkey)
+                  WHERE coalesce(g.keep_id, p.id) <> r.id',
+                 w_drop, ext, w_rows, w_reps, w_groups);
+  GET DIAGNOSTICS n_dups = ROW_COUNT;
+  EXECUTE format('SELECT count(DISTINCT keep_id) FROM %s', w_drop) INTO n_groups;
+
+  IF action = 'delete' THEN
+    EXECUTE format('DELETE FROM %s t USING %s d WHERE t.%I = d.id', tbl, w_drop, id_col);
+    GET DIAGNOSTICS n_changed = ROW_COUNT;
+  ELSIF action = 'flag' THEN
+    -- rows with a fingerprint that are kept: flag NULL; the others: their kept row
+    EXECUTE format('UPDATE %1$s t SET %2$I = NULL
+                    WHERE t.%3$I IS NOT NULL AND t.%2$I IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM %4$s d WHERE d.id = t.%5$I)',
+                   tbl, flag_col, fp_col, w_drop, id_col);
+    GET DIAGNOSTICS n_changed = ROW_COUNT;
+    EXECUTE format('UPDATE %1$s t SET %2$I = d.keep_id FROM %3$s d
+                    WHERE t.%4$I = d.id AND t.%2$I IS DISTINCT FROM d.keep_id',
+                   tbl, flag_col, w_drop, id_col);
+    GET DIAGNOSTICS n_more = ROW_COUNT;
+    n_changed := n_changed + n_more;
+  END IF;
+
+  RAISE NOTICE 'simhash dedup of %: % row%, % with a fingerprint; % group% of near-duplicates (% within % bits) holding % duplicate%; %',
+    tbl, n_rows, CASE WHEN n_rows = 1 THEN '' ELSE 's' END, n_fp,
+    n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END, method, radius,
+    n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
+    CASE action
+      WHEN 'delete' THEN format('%s row%s deleted', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
+      WHEN 'flag' THEN format('%s row%s updated', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
+      ELSE 'report only, nothing changed' END;
+  RAISE NOTICE 'by pairs: % distinct fingerprints, % blocks (% keys each), % pairs within % bits%',
+    n_distinct, m, round(keys_per_fp),
+    n_pairs, radius, CASE WHEN distributed THEN ', on the workers of ' || tbl::text ELSE '' END;
+END
+$pairs$;
+
+-- the largest groups: kept row, size, farthest member
+SELECT current_setting('simhash_dedup.drop_table') AS simhash_dedup_drop,
+       current_setting('simhash_dedup.work_tables') AS simhash_dedup_work \gset
+SELECT keep_id AS kept_id, count(*) + 1 AS size, max(bits) AS max_bits_from_kept
+FROM :simhash_dedup_drop
+GROUP BY keep_id
+ORDER BY size DESC, kept_id
+LIMIT 10;
+
+-- the distributed work tables go with the transaction (temporary ones drop at commit)
+SELECT :'simhash_dedup_work' <> '' AS simhash_dedup_distributed \gset
+\if :simhash_dedup_distributed
+DROP TABLE :simhash_dedup_work;
+\endif
+
+COMMIT;
