@@ -14,6 +14,10 @@
 #   equal the single-node self-join's, and simhash_pair_groups makes of them
 #   the groups the window functions make on one node.
 # - The window functions on a distributed table: what happens is checked.
+# - examples/dedup_pairs.sql on random, clustered and skewed data (a table
+#   distributed by its id and one distributed by another column) makes the
+#   groups examples/dedup.sql makes on a local copy, and the pairs by
+#   pigeonhole keys equal the single-node self-join's.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -36,6 +40,7 @@ shared_preload_libraries = 'citus'
 max_connections = 60
 max_worker_processes = 16
 citus.log_distributed_deadlock_detection = off
+citus.shard_count = 8
 });
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
@@ -229,6 +234,122 @@ is( $coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM d2'),
 	$coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM d2_local'),
 	'the distributed table keeps the same rows as the local copy');
 cmp_ok($coord->safe_psql('postgres', 'SELECT count(*) FROM d2'), '<', 3000, 'and some rows were removed');
+
+# ---- random, clustered and skewed data: pairs and the removal script by pairs
+# Each data set: 12,000 rows in a distributed table and the same rows in a
+# local copy. Pairs within r by the key join on the workers (more blocks than
+# r + 1) equal the local self-join; examples/dedup_pairs.sql flags the
+# distributed table, examples/dedup.sql the local copy, and the flags agree.
+my %datasets = (
+	# random 64-bit fingerprints: near pairs only by chance
+	random => q{hashint8extended(g, 5)::simhash},
+	# as bench/dedup_bench.sh: 80% in clusters of ~5 around 2,400 centres (0..4 bits
+	# flipped), 20% random
+	clustered => q{(CASE WHEN g % 5 = 0 THEN hashint8extended(g, 9)
+	             ELSE hashint8extended((g * 7919) % 2400, 42)
+	                  # (CASE WHEN g % 7 > 0 THEN 1::bigint << ((g * 13) % 64) ELSE 0 END)
+	                  # (CASE WHEN g % 3 > 0 THEN 1::bigint << ((g * 29) % 64) ELSE 0 END)
+	                  # (CASE WHEN g % 4 = 1 THEN 1::bigint << ((g * 37) % 64) ELSE 0 END)
+	                  # (CASE WHEN g % 11 = 2 THEN 1::bigint << ((g * 43) % 64) ELSE 0 END) END)::simhash},
+	# as bench/index_bench.sh, small: 150 centres, 0..6 bits flipped, a fifth of the
+	# rows with the top 16 bits cleared; many exact copies
+	skewed => q{((hashint8extended(g % 150, 42)
+	              # (CASE WHEN g % 7 > 1 THEN 1::bigint << ((g * 13) % 64) ELSE 0 END)
+	              # (CASE WHEN g % 5 > 2 THEN 1::bigint << ((g * 31) % 64) ELSE 0 END)
+	              # (CASE WHEN g % 9 > 6 THEN 7::bigint << ((g * 17) % 61) ELSE 0 END))
+	             & CASE WHEN g % 5 = 0 THEN x'0000ffffffffffff'::bigint ELSE -1 END)::simhash},
+);
+my $pairs_script = $script;
+$pairs_script =~ s/dedup\.sql$/dedup_pairs.sql/;
+for my $ds (sort keys %datasets)
+{
+	# the skewed table is distributed by another column than its id
+	my $dist = $ds eq 'skewed' ? 'site' : 'id';
+	$coord->safe_psql(
+		'postgres', qq{
+CREATE TABLE ds_$ds (id bigint, site int, fp simhash, body text, dup_of bigint);
+SELECT create_distributed_table('ds_$ds', '$dist');
+INSERT INTO ds_$ds SELECT g, g % 17, $datasets{$ds}, repeat('x', (g * 7) % 13) FROM generate_series(1, 12000) g;
+CREATE TABLE ds_${ds}_local AS SELECT * FROM ds_$ds;
+});
+	for my $r (3, 8)
+	{
+		my $m = $r + 2;
+		my $dist_pairs = $coord->safe_psql(
+			'postgres', qq{
+CREATE TABLE keys_${ds}_$r (block int, key bigint, id bigint, fp simhash);
+SELECT create_distributed_table('keys_${ds}_$r', 'key', colocate_with := 'none');
+INSERT INTO keys_${ds}_$r SELECT k.block, k.key, d.id, d.fp FROM ds_$ds d, simhash_blocks(d.fp, $r, $m) k;
+SELECT count(*), coalesce(sum(hashtext(a.id::text || '-' || b.id::text)::bigint), 0)
+FROM keys_${ds}_$r a JOIN keys_${ds}_$r b ON a.key = b.key AND a.block = b.block AND a.id < b.id
+WHERE a.fp <~> b.fp <= $r AND simhash_first_shared_block(a.fp, b.fp, $r, $m) = a.block;
+});
+		$dist_pairs = (split /\n/, $dist_pairs)[-1];    # after create_distributed_table's empty row
+		my $local_pairs = $coord->safe_psql(
+			'postgres', qq{
+SELECT count(*), coalesce(sum(hashtext(a.id::text || '-' || b.id::text)::bigint), 0)
+FROM ds_${ds}_local a JOIN ds_${ds}_local b ON a.id < b.id AND a.fp <~> b.fp <= $r});
+		is($dist_pairs, $local_pairs, "$ds, r = $r: pairs by keys on the workers ($m blocks) equal the local self-join ($local_pairs)");
+
+		for my $run (['leader', 'first', 'id'], ['component', 'longest', 'body'])
+		{
+			my ($method, $keep, $keep_column) = @$run;
+			my @vars = ('-v', "radius=$r", '-v', "method=$method", '-v', "keep=$keep", '-v', "keep_column=$keep_column",
+				'-v', 'action=flag', '-v', 'flag_column=dup_of');
+			my ($prc, $pout, $perr) = $coord->psql('postgres', undef,
+				extra_params => [ '-v', "table=ds_$ds", @vars, '-f', $pairs_script ]);
+			is($prc, 0, "$ds, r = $r, $method: examples/dedup_pairs.sql runs on the distributed table") or diag($perr);
+			my ($lrc, $lout, $lerr) = $coord->psql('postgres', undef,
+				extra_params => [ '-v', "table=ds_${ds}_local", @vars, '-f', $script ]);
+			is($lrc, 0, "$ds, r = $r, $method: examples/dedup.sql runs on the local copy") or diag($lerr);
+			my $cmp = $coord->safe_psql(
+				'postgres', qq{
+SELECT count(*) FILTER (WHERE l.dup_of IS NOT NULL), count(*) FILTER (WHERE d.dup_of IS DISTINCT FROM l.dup_of)
+FROM ds_$ds d JOIN ds_${ds}_local l USING (id)});
+			my ($flagged, $differ) = split /\|/, $cmp;
+			is($differ, 0, "$ds, r = $r, $method, keep $keep: the same groups on the workers as on one node ($flagged rows flagged)");
+			if ($perr =~ /by pairs: (\d+) distinct fingerprints, (\d+) blocks \((\d+) keys each\), (\d+) pairs/)
+			{
+				note("$ds, r = $r, $method: $1 distinct fingerprints, $2 blocks, $3 keys each, $4 pairs");
+			}
+		}
+	}
+	# the work tables are gone
+	is($coord->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE 'simhash\\_dedup\\_%'"),
+		'0', "$ds: the script's work tables are dropped");
+}
+# what must be true for the comparisons to mean something: groups in each set
+cmp_ok($coord->safe_psql('postgres', 'SELECT count(*) FROM ds_clustered_local WHERE dup_of IS NOT NULL'),
+	'>', 1000, 'clustered: many rows are duplicates');
+cmp_ok($coord->safe_psql('postgres', 'SELECT count(*) FROM ds_skewed_local WHERE dup_of IS NOT NULL'),
+	'>', 5000, 'skewed: most rows are duplicates');
+
+# delete on the distributed table keeps the rows the local script keeps
+for my $t ('ds_clustered', 'ds_clustered_local')
+{
+	my $s = $t =~ /local/ ? $script : $pairs_script;
+	my ($drc, $dout, $derr) = $coord->psql('postgres', undef,
+		extra_params => [ '-v', "table=$t", '-v', 'radius=3', '-v', 'keep=longest', '-v', 'keep_column=body',
+			'-v', 'action=delete', '-f', $s ]);
+	is($drc, 0, "delete on $t") or diag($derr);
+}
+is( $coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM ds_clustered'),
+	$coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM ds_clustered_local'),
+	'examples/dedup_pairs.sql deletes from the distributed table the rows examples/dedup.sql deletes locally');
+
+# the script's plan keeps rows on the workers: the key self-join is one task per shard
+$explain = $coord->safe_psql('postgres', q{EXPLAIN (COSTS OFF)
+SELECT a.id FROM keys_clustered_3 a JOIN keys_clustered_3 b ON a.key = b.key AND a.block = b.block AND a.id < b.id
+WHERE a.fp <~> b.fp <= 3});
+like($explain, qr/Task Count: 8/, 'the key self-join: one task per shard');
+
+# window functions partitioned by the distribution column run on the workers
+$explain = $coord->safe_psql('postgres', q{EXPLAIN (COSTS OFF)
+SELECT id, simhash_leader(id, fp, 8) OVER (PARTITION BY site ORDER BY id) FROM ds_skewed});
+like($explain, qr/Task Count: 8.*WindowAgg/s, 'simhash_leader PARTITION BY the distribution column runs in the shard tasks');
+is( $coord->safe_psql('postgres', q{SELECT count(*) FROM (SELECT id, simhash_leader(id, fp, 8) OVER (PARTITION BY site ORDER BY id) AS k FROM ds_skewed) s WHERE k <> id}),
+	$coord->safe_psql('postgres', q{SELECT count(*) FROM (SELECT id, simhash_leader(id, fp, 8) OVER (PARTITION BY site ORDER BY id) AS k FROM ds_skewed_local) s WHERE k <> id}),
+	'and gives the single-node groups per partition');
 
 $_->stop for @nodes;
 done_testing();
