@@ -50,7 +50,6 @@ DECLARE
   id_col text := current_setting('simhash_dedup.id_column');
   fp_col text := current_setting('simhash_dedup.fp_column');
   radius int := current_setting('simhash_dedup.radius')::int;
-  method text := current_setting('simhash_dedup.method');
   action text := current_setting('simhash_dedup.action');
   flag_col text := current_setting('simhash_dedup.flag_column');
   fn text := CASE current_setting('simhash_dedup.method')
@@ -93,14 +92,7 @@ BEGIN
     GET DIAGNOSTICS n_changed = ROW_COUNT;
   END IF;
 
-  RAISE NOTICE 'simhash dedup of %: % row%, % with a fingerprint; % group% of near-duplicates (% within % bits) holding % duplicate%; %',
-    tbl, n_rows, CASE WHEN n_rows = 1 THEN '' ELSE 's' END, n_fp,
-    n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END, method, radius,
-    n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
-    CASE action
-      WHEN 'delete' THEN format('%s row%s deleted', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
-      WHEN 'flag' THEN format('%s row%s updated', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
-      ELSE 'report only, nothing changed' END;
+  RAISE NOTICE '%', pg_temp.simhash_dedup_summary(tbl, n_rows, n_fp, n_groups, n_dups, n_changed);
 END
 $dedup$;
 

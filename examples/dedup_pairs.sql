@@ -248,14 +248,7 @@ BEGIN
     n_changed := n_changed + n_more;
   END IF;
 
-  RAISE NOTICE 'simhash dedup of %: % row%, % with a fingerprint; % group% of near-duplicates (% within % bits) holding % duplicate%; %',
-    tbl, n_rows, CASE WHEN n_rows = 1 THEN '' ELSE 's' END, n_fp,
-    n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END, method, radius,
-    n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
-    CASE action
-      WHEN 'delete' THEN format('%s row%s deleted', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
-      WHEN 'flag' THEN format('%s row%s updated', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
-      ELSE 'report only, nothing changed' END;
+  RAISE NOTICE '%', pg_temp.simhash_dedup_summary(tbl, n_rows, n_fp, n_groups, n_dups, n_changed);
   RAISE NOTICE 'by pairs: % distinct fingerprints, % blocks (% keys each), % pairs within % bits%',
     n_distinct, m, round(keys_per_fp),
     n_pairs, radius, CASE WHEN distributed THEN ', on the workers of ' || tbl::text ELSE '' END;

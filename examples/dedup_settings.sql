@@ -11,6 +11,7 @@
 --   simhash_dedup.keep_expr    what is compared: the column, or length(column::text)
 --   simhash_dedup.keep_dir     ASC or DESC (NULLs last either way; ties to the smaller id)
 --   simhash_dedup.keep_type    the type of keep_expr
+-- and the function pg_temp.simhash_dedup_summary(), the line both print.
 \if :{?dedup_continue_on_error}
 \else
 \set ON_ERROR_STOP on
@@ -63,6 +64,21 @@ SELECT set_config('simhash_dedup.table', :'table', true),
        set_config('simhash_dedup.action', :'action', true),
        set_config('simhash_dedup.flag_column', :'flag_column', true)
 \gset simhash_dedup_ignored_
+
+-- the summary line both scripts print
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_summary(tbl regclass, n_rows bigint, n_fp bigint,
+                                                        n_groups bigint, n_dups bigint, n_changed bigint)
+RETURNS text LANGUAGE sql AS $summary$
+  SELECT format('simhash dedup of %s: %s row%s, %s with a fingerprint; %s group%s of near-duplicates (%s within %s bits) holding %s duplicate%s; %s',
+    tbl, n_rows, CASE WHEN n_rows = 1 THEN '' ELSE 's' END, n_fp,
+    n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END,
+    current_setting('simhash_dedup.method'), current_setting('simhash_dedup.radius')::int,
+    n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
+    CASE current_setting('simhash_dedup.action')
+      WHEN 'delete' THEN format('%s row%s deleted', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
+      WHEN 'flag' THEN format('%s row%s updated', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
+      ELSE 'report only, nothing changed' END)
+$summary$;
 
 DO $settings$
 DECLARE
