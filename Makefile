@@ -20,6 +20,19 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# The removal scripts (README.md: "Deduplicating a table"), installed as documentation in
+# $(docdir)/simhash/ (Debian: /usr/share/doc/postgresql-doc-15/simhash/); they include each
+# other by relative path, so they stay together
+EXAMPLES = examples/dedup.sql examples/dedup_pairs.sql examples/dedup_settings.sql
+.PHONY: install-examples uninstall-examples
+install: install-examples
+install-examples:
+	$(MKDIR_P) '$(DESTDIR)$(docdir)/simhash'
+	$(INSTALL_DATA) $(addprefix $(srcdir)/, $(EXAMPLES)) '$(DESTDIR)$(docdir)/simhash/'
+uninstall: uninstall-examples
+uninstall-examples:
+	rm -f $(addprefix '$(DESTDIR)$(docdir)/simhash'/, $(notdir $(EXAMPLES)))
+
 # PGXS does not track header dependencies; every object depends on our headers
 $(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/mih/*.h)
 

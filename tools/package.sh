@@ -79,8 +79,18 @@ SELECT string_agg(id::text, ',' ORDER BY id) FROM docs WHERE fp <~> simhash('doc
 SQL
 )
 echo "$got"
+# the removal scripts come with the package, and run from where it puts them
+examples=$("$PGBIN/pg_config" --docdir)/simhash
+dpkg -S "$examples/dedup.sql" "$examples/dedup_pairs.sql" "$examples/dedup_settings.sql"
+removal=$(cd "$WORK" && psql -X -q -h "$WORK" -p "$PORT" -U postgres -d postgres \
+	-v table=docs -v radius=0 -f "$examples/dedup.sql" 2>&1 &&
+	psql -X -q -h "$WORK" -p "$PORT" -U postgres -d postgres \
+	-v table=docs -v radius=0 -f "$examples/dedup_pairs.sql" 2>&1)
+echo "$removal" | grep NOTICE
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null
 grep -q 'Index Scan using docs_fp_idx' <<<"$got" || { echo "package.sh: the search did not use the index" >&2; exit 1; }
 grep -q '^17,2001$' <<<"$got" || { echo "package.sh: wrong search result" >&2; exit 1; }
+[ "$(grep -c '2001 rows, 2001 with a fingerprint; 1 group of near-duplicates (leader within 0 bits) holding 1 duplicate' <<<"$removal")" = 2 ] ||
+	{ echo "package.sh: the installed removal scripts did not report the one exact copy" >&2; exit 1; }
 
 echo "package.sh: $(basename "$deb") builds, installs alone and works"
