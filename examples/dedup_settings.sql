@@ -151,7 +151,15 @@ BEGIN
     END IF;
   END IF;
 
-  SELECT format_type(a.atttypid, a.atttypmod) INTO typ FROM pg_attribute a
+  -- the keep column's type, with its collation when it is not the type's own (the order of
+  -- its values must be the column's)
+  SELECT format_type(a.atttypid, a.atttypmod) ||
+         CASE WHEN a.attcollation <> t.typcollation
+              THEN format(' COLLATE %I.%I', cn.nspname, c.collname) ELSE '' END
+    INTO typ
+    FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+    LEFT JOIN pg_collation c ON c.oid = a.attcollation
+    LEFT JOIN pg_namespace cn ON cn.oid = c.collnamespace
    WHERE a.attrelid = tbl AND a.attname = keep_col;
   PERFORM set_config('simhash_dedup.relation', tbl::text, true),
           set_config('simhash_dedup.ext_schema', ext_schema, true),

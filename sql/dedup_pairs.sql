@@ -34,6 +34,10 @@ INSERT INTO dp (id, fp, body, seen)
 SELECT 95000 + g, hashint8extended(g, 99)::simhash, 'single', NULL FROM generate_series(1, 100) g;
 INSERT INTO dp (id, fp, body) SELECT 99000 + g, NULL, 'none' FROM generate_series(1, 5) g;
 SELECT count(*), count(fp), count(DISTINCT fp) FROM dp;
+-- a keep column whose collation is not the database's: ICU's root order puts 'a' before
+-- 'B', C and C.UTF-8 put it after; the kept row must follow the column's order
+ALTER TABLE dp ADD COLUMN title text COLLATE "und-x-icu";
+UPDATE dp SET title = CASE WHEN id % 2 = 0 THEN 'B' ELSE 'a' END || (id % 5);
 
 -- both scripts flag a copy each; the flags must be equal
 CREATE TABLE dp_w (LIKE dp INCLUDING ALL);
@@ -74,6 +78,9 @@ CREATE TABLE diffs (config text, rows_flagged bigint, differing bigint);
 \ir test/regress/dedup_compare.sql
 \set radius 8
 \set keep first
+\set keep_column title
+\set cfg 'r8 leader first title (ICU collation)'
+\ir test/regress/dedup_compare.sql
 \unset keep_column
 \set blocks 9
 \set cfg 'r8 leader first, 9 blocks given'
