@@ -1,0 +1,604 @@
+#!/usr/bin/env bash
+# citus_bench.sh: all pairs within k = 3 bits on a three-node Citus cluster (issue 13), against
+# the single-node window functions and the single-node indexed self-join, with the work done by
+# each node: rows held, candidate pairs compared, pairs found, and time per shard task.
+#
+# Usage:
+#   bench/citus_bench.sh [ROWS]          ROWS default 10000000 (1000000 takes a few minutes)
+#
+# One machine runs the three nodes (a coordinator and two workers, 8 shards per distributed
+# table, 4 on each worker), so the cluster has no more cores than the single node: the point is
+# how the work divides between the workers, not a speed-up.
+#
+# Data: the clustered data of bench/dedup_bench.sh, the same generator in SQL and the same
+# seed, so the rows are identical to its table db_t: setseed(0.375); NC = max(1, ROWS / 5)
+# centres hashint8extended(c, 42); row g = 1..ROWS draws z, c, k, p1..p4, u1, u2 from random();
+# z < 0.2: a random fingerprint (u1 << 32) | u2; else centre c with bits p1..pk flipped
+# (k = 0..4). It is written to a local table cb_local (id bigint primary key, fp simhash) on the
+# coordinator.
+#
+# Single node (the coordinator's local table, one backend, no parallel workers unless said,
+# jit off, maintenance_work_mem 2GB, work_mem 64MB; each statement in a fresh connection, timed
+# on the server with clock_timestamp() before and after it, planning included):
+#   leader      SELECT count(*) FILTER (WHERE c = id), count(*) FILTER (WHERE c <> id)
+#               FROM (SELECT id, simhash_leader(id, fp, 3) OVER (ORDER BY id) c FROM cb_local) s
+#   component   the same with simhash_component
+#   index join  CREATE INDEX USING simhash (fp) (time apart), then
+#               SELECT count(*) FROM cb_local a JOIN cb_local b ON b.fp <~> a.fp <= 3 AND a.id < b.id
+#   key join    cb_lkeys (block, key, id, fp) from simhash_blocks(fp, 3, 5) (10 keys per row;
+#               INSERT and VACUUM ANALYZE timed apart), then the pigeonhole self-join
+#                 ON a.key = b.key AND a.block = b.block AND a.id < b.id
+#                 WHERE hamming(a.fp, b.fp) <= 3 AND simhash_first_shared_block(a.fp, b.fp, 3, 5) = a.block
+#               with max_parallel_workers_per_gather = 0, and again with 2 (parallel hash join).
+# Distributed (on the coordinator; the tasks run on the workers):
+#   load        cb_docs (id, fp) distributed by id, 8 shards: INSERT INTO cb_docs SELECT FROM
+#               cb_local (loading, not dedup: shown apart)
+#   keys        cb_keys (block, key, id, fp) distributed by key (colocate_with none, 8 shards):
+#               INSERT INTO cb_keys SELECT k.block, k.key, d.id, d.fp FROM cb_docs d,
+#               simhash_blocks(d.fp, 3, 5) k (the INSERT/SELECT method from EXPLAIN is shown),
+#               then VACUUM ANALYZE cb_keys
+#   join        the key self-join above on cb_keys, count(*): one task per shard, on the workers
+#   pairs       the same join into a coordinator table cb_pairs (a, b): what reaches the coordinator
+#   groups      simhash_pair_groups('SELECT a, b FROM cb_pairs', 'leader') on the coordinator
+#   script      examples/dedup_pairs.sql -v table=cb_docs -v radius=3 -v action=report, timed
+#               by the client (wall clock around psql): the end-to-end figure a user sees
+# Per shard task: the join once more under EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) with
+# citus.explain_all_tasks = on and citus.max_adaptive_executor_pool_size = 1, so that each
+# worker runs its shard tasks one after the other (one core per worker; with the default pool
+# Citus runs all 4 tasks of a worker at once and each task's time would include waiting for the
+# CPU behind the others). TIMING OFF: the per-node clocks cost time on 10^8 rows; the task's
+# "Execution Time" is still measured. From each task's remote plan: its node, the key rows
+# scanned (each side scans the same shard), the pairs out of the Hash Join and the rows its
+# Join Filter removed. The hash condition (block, key) matches every key row with itself and
+# each pair of rows sharing the key twice (both orders), so
+#   candidates compared = (pairs out + rows removed by the join filter - key rows) / 2
+# is the number of (a, b) with a.id < b.id sharing a key, each given the distance check.
+# Per worker: shards, rows of cb_docs and cb_keys (count per shard, run_command_on_shards) and
+# their size (citus_shards), candidates, pairs, sum and max of its task times.
+#
+# Checks (a failure prints MISMATCH and exits 2): the index join, both local key joins, the
+# distributed join and the per-task sum find the same number of pairs; the distributed groups
+# have as many rows that are not their own kept row as simhash_leader (ids in id order);
+# examples/dedup_pairs.sql reports that many duplicates too.
+#
+# Cluster: initdb'd for each run under $BENCH_DIR (default /tmp/citus-bench: n0 = coordinator,
+# n1, n2 = workers), Unix sockets in $BENCH_DIR only, ports $BENCH_PORT .. +2 (default 55460),
+# run as the postgres OS user when the script runs as root; shared_preload_libraries = citus,
+# citus.shard_count = 8, max_connections = 100, shared_buffers = 256MB, max_wal_size = 10GB,
+# autovacuum off, synchronous_commit off, fsync off and full_page_writes off (a benchmark:
+# nothing survives a crash), max_parallel_workers_per_gather = 0, jit off, work_mem = 64MB,
+# maintenance_work_mem = 2GB on every node. Stopped and removed at exit (BENCH_KEEP=1 keeps
+# the data directories, stopped). Citus and simhash must be installed for PG_BINDIR's server
+# (default /tmp/soakpg/usr/lib/postgresql/15/bin, a private copy of PostgreSQL 15).
+#
+# Example: bench/citus_bench.sh 10000000 2>&1 | tee bench/results/citus_bench-DATE.txt
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROWS=${1:-10000000}
+PG_BINDIR=${PG_BINDIR:-/tmp/soakpg/usr/lib/postgresql/15/bin}
+BASE=${BENCH_DIR:-/tmp/citus-bench}
+PORT0=${BENCH_PORT:-55460}
+PORTS=("$PORT0" $((PORT0 + 1)) $((PORT0 + 2)))
+KEEP=${BENCH_KEEP:-0}
+NOTE=${BENCH_NOTE:-}
+K=3
+M=5
+SHARDS=8
+
+die() { echo "citus_bench: $*" >&2; exit 1; }
+[[ $ROWS =~ ^[1-9][0-9]*$ ]] || die "ROWS '$ROWS' is not a positive integer"
+[ "$ROWS" -ge 10 ] || die "ROWS must be at least 10"
+[ -x "$PG_BINDIR/postgres" ] || die "no postgres in PG_BINDIR=$PG_BINDIR"
+PKGLIB=$("$PG_BINDIR/pg_config" --pkglibdir)
+[ -f "$PKGLIB/citus.so" ] || die "Citus is not installed in $PKGLIB"
+[ -f "$PKGLIB/simhash.so" ] || die "simhash is not installed in $PKGLIB (make PG_CONFIG=$PG_BINDIR/pg_config install)"
+command -v python3 >/dev/null || die "python3 is needed"
+PSQL=$PG_BINDIR/psql
+[ -x "$PSQL" ] || PSQL=$(command -v psql) || die "psql is needed"
+
+as_owner() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+OWNER=postgres
+[ "$(id -u)" = 0 ] || OWNER=$(id -un)
+
+WORK=$(mktemp -d)
+STARTED=()
+cleanup() {
+	local rc=$? i
+	trap - EXIT
+	for i in "${STARTED[@]}"; do
+		as_owner "$PG_BINDIR/pg_ctl" -D "$BASE/n$i" -m fast -t 120 stop >/dev/null 2>&1 ||
+			as_owner "$PG_BINDIR/pg_ctl" -D "$BASE/n$i" -m immediate stop >/dev/null 2>&1 || true
+	done
+	if [ "$KEEP" != 1 ] && [ -d "$BASE" ]; then
+		for i in 0 1 2; do rm -rf "${BASE:?}/n$i"; done
+	fi
+	rm -rf "$WORK"
+	[ "$rc" = 0 ] || echo "citus_bench: exit status $rc (servers stopped)" >&2
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "[$(date '+%H:%M:%S')] $*" >&2; }
+
+# ---------------------------------------------------------------------------
+# the cluster
+# ---------------------------------------------------------------------------
+mkdir -p "$BASE"
+[ "$(id -u)" != 0 ] || chown postgres "$BASE"
+for i in 0 1 2; do
+	if [ -f "$BASE/n$i/postmaster.pid" ] && as_owner "$PG_BINDIR/pg_ctl" -D "$BASE/n$i" status >/dev/null 2>&1; then
+		die "a server is already running in $BASE/n$i: stop it first (it is not this run's)"
+	fi
+	if [ -S "$BASE/.s.PGSQL.${PORTS[$i]}" ] || "$PG_BINDIR/pg_isready" -q -h "$BASE" -p "${PORTS[$i]}" >/dev/null 2>&1; then
+		die "something already listens on $BASE/.s.PGSQL.${PORTS[$i]}"
+	fi
+done
+log "initdb of 3 nodes in $BASE (ports ${PORTS[*]})"
+for i in 0 1 2; do
+	rm -rf "${BASE:?}/n$i"
+	as_owner "$PG_BINDIR/initdb" -D "$BASE/n$i" -U "$OWNER" -E UTF8 --locale=C.UTF-8 -A trust >/dev/null
+	as_owner tee -a "$BASE/n$i/postgresql.conf" >/dev/null <<CONF
+listen_addresses = ''
+port = ${PORTS[$i]}
+unix_socket_directories = '$BASE'
+shared_preload_libraries = 'citus'
+citus.shard_count = $SHARDS
+citus.log_distributed_deadlock_detection = off
+max_connections = 100
+shared_buffers = 256MB
+max_wal_size = 10GB
+checkpoint_timeout = 30min
+autovacuum = off
+synchronous_commit = off
+fsync = off
+full_page_writes = off
+max_parallel_workers_per_gather = 0
+max_parallel_maintenance_workers = 0
+jit = off
+work_mem = 64MB
+maintenance_work_mem = 2GB
+CONF
+done
+for i in 0 1 2; do
+	as_owner "$PG_BINDIR/pg_ctl" -D "$BASE/n$i" -l "$BASE/n$i.log" -w -t 120 start >/dev/null ||
+		{ tail -20 "$BASE/n$i.log" >&2; die "node $i did not start (log above)"; }
+	STARTED+=("$i")
+done
+
+export PGHOST=$BASE PGUSER=$OWNER PGDATABASE=postgres
+unset PGOPTIONS PGSERVICE
+q() { local p=$1; shift; "$PSQL" -X -q -v ON_ERROR_STOP=1 -p "$p" "$@"; }
+qt() { local p=$1; shift; "$PSQL" -X -q -v ON_ERROR_STOP=1 -tA -F $'\t' -p "$p" "$@"; }
+C=${PORTS[0]}
+
+for i in 1 2; do q "${PORTS[$i]}" -c "CREATE EXTENSION citus" >/dev/null; done
+q "$C" >/dev/null <<SQL
+CREATE EXTENSION citus;
+SELECT citus_set_coordinator_host('$BASE', $C);
+SELECT citus_add_node('$BASE', ${PORTS[1]});
+SELECT citus_add_node('$BASE', ${PORTS[2]});
+CREATE EXTENSION simhash;
+SQL
+for i in 1 2; do
+	[ "$(qt "${PORTS[$i]}" -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'")" != "" ] ||
+		die "CREATE EXTENSION simhash did not reach the worker on port ${PORTS[$i]}"
+done
+qt "$C" -c "SELECT 1 FROM pg_proc WHERE proname = 'simhash_first_shared_block' AND pronargs = 4" | grep -q 1 ||
+	die "this simhash has no simhash_first_shared_block(a, b, radius, blocks): reinstall it from $ROOT"
+
+RES=$WORK/res.tsv
+: >"$RES"
+rec() { local IFS=$'\t'; echo "$*" >>"$RES"; }
+GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV="$GITREV+dirty(src)"; fi
+CPU=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//' || true)
+rec env command "bench/citus_bench.sh $*"
+rec env note "$NOTE"
+rec env started "$(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+rec env machine "${CPU:-$(uname -m)} ($(nproc) cpus visible), $(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo) GiB RAM"
+rec env server "$(qt "$C" -c "SELECT version()")"
+rec env citus "$(qt "$C" -c "SELECT extversion FROM pg_extension WHERE extname = 'citus'"); simhash $(qt "$C" -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'") ($PKGLIB/simhash.so, sha256 $(sha256sum "$PKGLIB/simhash.so" | cut -c1-16)), script of checkout $GITREV"
+rec env nodes "$(qt "$C" -c "SELECT string_agg(format('%s:%s %s%s', nodename, nodeport, noderole, CASE WHEN shouldhaveshards THEN '' ELSE ' (no shards)' END), ', ' ORDER BY nodeid) FROM pg_dist_node")"
+rec env settings "$(qt "$C" -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY o) FROM unnest(ARRAY['shared_buffers', 'max_connections', 'work_mem', 'maintenance_work_mem', 'max_parallel_workers_per_gather', 'jit', 'synchronous_commit', 'fsync', 'full_page_writes', 'autovacuum', 'max_wal_size', 'citus.shard_count', 'citus.max_adaptive_executor_pool_size']) WITH ORDINALITY u(name, o)")"
+
+# one timed step in a fresh connection: "pre" (untimed SETs), then the statements between two
+# clock_timestamp() readings; lines of output starting with "res" are its results
+#   step NAME "pre" "statements"    -> appends "step NAME seconds res..." to $RES
+step() {
+	local name=$1 pre=$2 sql=$3 out=$WORK/step.out
+	log "$name"
+	qt "$C" >"$out" <<SQL
+$pre
+SELECT clock_timestamp() AS cb_t0 \\gset
+$sql
+SELECT 'time', extract(epoch FROM clock_timestamp() - :'cb_t0'::timestamptz);
+SQL
+	local t r
+	t=$(awk -F'\t' '$1 == "time" { print $2 }' "$out")
+	r=$(awk -F'\t' '$1 == "res" { for (i = 2; i <= NF; i++) printf "%s%s", (i > 2 ? "\t" : ""), $i }' "$out")
+	[ -n "$t" ] || { cat "$out" >&2; die "$name: no time"; }
+	rec step "$name" "$t" "$r"
+}
+res_of() { awk -F'\t' -v n="$1" -v c="$2" '$1 == "step" && $2 == n { print $(3 + c) }' "$RES"; }
+mismatch() { echo "MISMATCH: $*" | tee -a "$WORK/mismatch" >&2; }
+plan() {	# name "pre" statement: EXPLAIN (COSTS OFF) into $RES
+	qt "$C" -c "$2" -c "EXPLAIN (COSTS OFF) $3" | sed "s/^/plan\t$1\t/" >>"$RES"
+}
+
+LOCAL_SET="SET max_parallel_workers_per_gather = 0; SET jit = off; SET maintenance_work_mem = '2GB'; SET work_mem = '64MB';"
+JOIN_COND="ON a.key = b.key AND a.block = b.block AND a.id < b.id WHERE hamming(a.fp, b.fp) <= $K AND simhash_first_shared_block(a.fp, b.fp, $K, $M) = a.block"
+group_sql() { echo "SELECT 'res', count(*) FILTER (WHERE c = id), count(*) FILTER (WHERE c <> id) FROM (SELECT id, $1(id, fp, $K) OVER (ORDER BY id) AS c FROM cb_local) s;"; }
+
+# ---------------------------------------------------------------------------
+# data (bench/dedup_bench.sh's generator)
+# ---------------------------------------------------------------------------
+NC=$((ROWS / 5)); [ "$NC" -ge 1 ] || NC=1
+step generate "" "
+CREATE TABLE cb_local (id int8 PRIMARY KEY, fp simhash NOT NULL) WITH (autovacuum_enabled = off);
+SELECT setseed(0.375) \\g /dev/null
+INSERT INTO cb_local
+SELECT g, (CASE WHEN z < 0.2 THEN (u1 << 32) | u2
+                ELSE hashint8extended(c, 42)
+                     # (CASE WHEN k >= 1 THEN 1::int8 << p1 ELSE 0 END)
+                     # (CASE WHEN k >= 2 THEN 1::int8 << p2 ELSE 0 END)
+                     # (CASE WHEN k >= 3 THEN 1::int8 << p3 ELSE 0 END)
+                     # (CASE WHEN k >= 4 THEN 1::int8 << p4 ELSE 0 END) END)::simhash
+FROM (SELECT g, random() AS z, floor(random() * $NC)::int8 AS c, floor(random() * 5)::int AS k,
+             floor(random() * 64)::int AS p1, floor(random() * 64)::int AS p2,
+             floor(random() * 64)::int AS p3, floor(random() * 64)::int AS p4,
+             floor(random() * 4294967296)::int8 AS u1, floor(random() * 4294967296)::int8 AS u2
+      FROM generate_series(1, $ROWS) g OFFSET 0) r;
+VACUUM (FREEZE, ANALYZE) cb_local;"
+rec data "$(qt "$C" -c "SELECT count(*), count(DISTINCT fp), pg_relation_size('cb_local'), sum(fp::int8 # id) FROM cb_local")"
+
+# ---------------------------------------------------------------------------
+# single node
+# ---------------------------------------------------------------------------
+step leader "$LOCAL_SET" "$(group_sql simhash_leader)"
+step component "$LOCAL_SET" "$(group_sql simhash_component)"
+step index_build "$LOCAL_SET" "CREATE INDEX cb_local_fp ON cb_local USING simhash (fp); ANALYZE cb_local;"
+IDX_SQL="SELECT count(*) FROM cb_local a JOIN cb_local b ON b.fp <~> a.fp <= $K AND a.id < b.id"
+plan index_join "$LOCAL_SET" "$IDX_SQL"
+grep -q "Index Scan using cb_local_fp" <(awk -F'\t' '$1 == "plan" && $2 == "index_join"' "$RES") ||
+	{ grep "plan.index_join" "$RES" >&2; die "the index self-join does not use the simhash index"; }
+step index_join "$LOCAL_SET" "SELECT 'res', r.* FROM ($IDX_SQL) r;"
+q "$C" -c "DROP INDEX cb_local_fp" >/dev/null
+
+step lkeys_insert "$LOCAL_SET" "
+CREATE TABLE cb_lkeys (block int, key bigint, id bigint, fp simhash) WITH (autovacuum_enabled = off);
+INSERT INTO cb_lkeys SELECT k.block, k.key, d.id, d.fp FROM cb_local d, simhash_blocks(d.fp, $K, $M) k;"
+step lkeys_vacuum "$LOCAL_SET" "VACUUM (ANALYZE) cb_lkeys;"
+rec lkeys "$(qt "$C" -c "SELECT count(*), pg_table_size('cb_lkeys') FROM cb_lkeys")"
+LKEY_SQL="SELECT count(*) FROM cb_lkeys a JOIN cb_lkeys b $JOIN_COND"
+plan lkey_join0 "$LOCAL_SET" "$LKEY_SQL"
+step lkey_join0 "$LOCAL_SET" "SELECT 'res', r.* FROM ($LKEY_SQL) r;"
+PAR_SET="$LOCAL_SET SET max_parallel_workers_per_gather = 2;"
+plan lkey_join2 "$PAR_SET" "$LKEY_SQL"
+step lkey_join2 "$PAR_SET" "SELECT 'res', r.* FROM ($LKEY_SQL) r;"
+q "$C" -c "DROP TABLE cb_lkeys" >/dev/null
+
+PAIRS=$(res_of index_join 1)
+for v in lkey_join0 lkey_join2; do
+	[ "$(res_of $v 1)" = "$PAIRS" ] || mismatch "$v found $(res_of $v 1) pairs, the index self-join $PAIRS"
+done
+if [ -f "$WORK/mismatch" ]; then exit 2; fi
+
+# ---------------------------------------------------------------------------
+# distributed
+# ---------------------------------------------------------------------------
+q "$C" >/dev/null <<SQL
+CREATE TABLE cb_docs (id bigint, fp simhash);
+SELECT create_distributed_table('cb_docs', 'id', shard_count := $SHARDS);
+CREATE TABLE cb_keys (block int, key bigint, id bigint, fp simhash);
+SELECT create_distributed_table('cb_keys', 'key', colocate_with := 'none', shard_count := $SHARDS);
+CREATE TABLE cb_pairs (a bigint, b bigint);
+SQL
+step load "" "INSERT INTO cb_docs SELECT id, fp FROM cb_local;"
+step load_vacuum "" "VACUUM (ANALYZE) cb_docs;"
+KEYS_INS="INSERT INTO cb_keys SELECT k.block, k.key, d.id, d.fp FROM cb_docs d, simhash_blocks(d.fp, $K, $M) k"
+plan keys "" "$KEYS_INS"
+step keys "" "$KEYS_INS;"
+step keys_vacuum "" "VACUUM (ANALYZE) cb_keys;"
+DKEY_SQL="SELECT count(*) FROM cb_keys a JOIN cb_keys b $JOIN_COND"
+plan join "SET citus.explain_all_tasks = off" "$DKEY_SQL"
+step join "" "SELECT 'res', r.* FROM ($DKEY_SQL) r;"
+step pairs "" "INSERT INTO cb_pairs SELECT a.id, b.id FROM cb_keys a JOIN cb_keys b $JOIN_COND;
+SELECT 'res', count(*), pg_table_size('cb_pairs') FROM cb_pairs;"
+step groups "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(*) FILTER (WHERE keep_id <> id), count(DISTINCT keep_id) FROM simhash_pair_groups('SELECT a, b FROM cb_pairs', 'leader');"
+[ "$(res_of join 1)" = "$PAIRS" ] || mismatch "the distributed key join found $(res_of join 1) pairs, the single-node index self-join $PAIRS"
+[ "$(res_of pairs 1)" = "$PAIRS" ] || mismatch "cb_pairs holds $(res_of pairs 1) pairs, the single-node index self-join found $PAIRS"
+[ "$(res_of groups 2)" = "$(res_of leader 2)" ] ||
+	mismatch "simhash_pair_groups over the distributed pairs: $(res_of groups 2) rows not their own kept row, simhash_leader: $(res_of leader 2)"
+if [ -f "$WORK/mismatch" ]; then exit 2; fi
+
+# per shard task: EXPLAIN ANALYZE, each worker running its tasks one at a time
+log "EXPLAIN ANALYZE of the distributed join (citus.max_adaptive_executor_pool_size = 1)"
+qt "$C" >"$WORK/explain.json" <<SQL
+SET citus.explain_all_tasks = on;
+SET citus.max_adaptive_executor_pool_size = 1;
+EXPLAIN (ANALYZE, BUFFERS OFF, TIMING OFF, FORMAT JSON) $DKEY_SQL;
+SQL
+qt "$C" -c "SELECT shardid, nodename, nodeport, table_name::text, shard_size FROM citus_shards WHERE table_name IN ('cb_docs'::regclass, 'cb_keys'::regclass)" |
+	sed 's/^/shard\t/' >>"$RES"
+for t in cb_docs cb_keys; do
+	qt "$C" -c "SELECT shardid, result FROM run_command_on_shards('$t', 'SELECT count(*) FROM %s')" | sed "s/^/count\t/" >>"$RES"
+done
+# the pairs that reach the coordinator, and where the pair ids live
+rec pairbytes "$(qt "$C" -c "SELECT pg_column_size(ROW(1::bigint, 2::bigint)) - 24")"
+
+# the end-to-end script
+log "examples/dedup_pairs.sql (report)"
+t0=$(date +%s.%N)
+"$PSQL" -X -p "$C" -v table=cb_docs -v radius=$K -v action=report -f "$ROOT/examples/dedup_pairs.sql" >"$WORK/script.out" 2>"$WORK/script.err" ||
+	{ cat "$WORK/script.err" >&2; die "examples/dedup_pairs.sql failed"; }
+t1=$(date +%s.%N)
+rec step script "$(python3 -c "print(round($t1 - $t0, 3))")" ""
+grep -q "ERROR" "$WORK/script.err" && { cat "$WORK/script.err" >&2; die "examples/dedup_pairs.sql reported an error"; }
+sed -n 's/^.*NOTICE: *//p' "$WORK/script.err" | sed 's/^/notice\t/' >>"$RES"
+SCRIPT_DUPS=$(sed -n 's/.* holding \([0-9]*\) duplicate.*/\1/p' "$WORK/script.err" | head -1)
+[ "$SCRIPT_DUPS" = "$(res_of leader 2)" ] ||
+	mismatch "examples/dedup_pairs.sql reports ${SCRIPT_DUPS:-no} duplicates, simhash_leader $(res_of leader 2)"
+rec env finished "$(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---------------------------------------------------------------------------
+# the report
+# ---------------------------------------------------------------------------
+BENCH_RES=$RES BENCH_EXPLAIN=$WORK/explain.json BENCH_ROWS=$ROWS BENCH_K=$K BENCH_M=$M \
+BENCH_PORTS="${PORTS[*]}" BENCH_MISMATCH=$WORK/mismatch python3 - <<'PY'
+import json, os, re, sys
+from collections import defaultdict
+
+env = os.environ
+K, M, ROWS = int(env["BENCH_K"]), int(env["BENCH_M"]), int(env["BENCH_ROWS"])
+ports = env["BENCH_PORTS"].split()
+envs, steps, plans, notices = {}, {}, defaultdict(list), []
+shards, counts = {}, {}
+for l in open(env["BENCH_RES"]):
+    f = l.rstrip("\n").split("\t")
+    if f[0] == "env":
+        envs[f[1]] = f[2] if len(f) > 2 else ""
+    elif f[0] == "step":
+        steps[f[1]] = (float(f[2]), [int(x) for x in f[3:] if x != ""])
+    elif f[0] == "plan":
+        plans[f[1]].append(f[2] if len(f) > 2 else "")
+    elif f[0] == "data":
+        n_rows, n_distinct, rel_bytes, _ = (int(x) for x in f[1:5])
+    elif f[0] == "lkeys":
+        lkey_rows, lkey_bytes = int(f[1]), int(f[2])
+    elif f[0] == "shard":
+        shards[int(f[1])] = (f[2], int(f[3]), f[4], int(f[5]))
+    elif f[0] == "count":
+        counts[int(f[1])] = int(f[2])
+    elif f[0] == "notice":
+        notices.append(f[1])
+    elif f[0] == "pairbytes":
+        pair_bytes = int(f[1])
+
+def s(x):
+    return f"{x:.0f}" if x >= 1000 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
+def t(name):
+    return steps[name][0]
+def r(name, i=0):
+    return steps[name][1][i]
+def mb(b):
+    return b / 1e6
+
+print(f"Citus benchmark: all pairs within k = {K} bits, {ROWS:,} clustered rows, 3 nodes on one machine")
+print(f"  command:  {envs['command']}")
+if envs.get("note"):
+    print(f"  note:     {envs['note']}")
+print(f"  started:  {envs['started']}")
+print(f"  finished: {envs['finished']}")
+print(f"  machine:  {envs['machine']}")
+print(f"  server:   {envs['server']}")
+print(f"  versions: Citus {envs['citus']}")
+print(f"  nodes:    {envs['nodes']}; 8 shards per distributed table (4 per worker)")
+print(f"  settings: {envs['settings']} (every node; fsync and full_page_writes off: a benchmark, not crash-safe)")
+print("  timing:   server-side clock_timestamp() around each statement (planning included), each in a")
+print("            fresh connection; the dedup_pairs.sql script by the client's wall clock")
+print(f"  data:     bench/dedup_bench.sh's generator (setseed(0.375), {max(1, ROWS // 5):,} centres): {n_rows:,} rows,")
+print(f"            {n_distinct:,} distinct fingerprints; cb_local {mb(rel_bytes):.1f} MB, generated in {s(t('generate'))} s")
+print()
+
+lead = t("leader"); idx = t("index_join")
+print(f"== single node (coordinator, local table, one backend, radius {K}) ==")
+print(f"{'variant':44s} | {'time s':>8s} | {'pairs':>11s} | {'groups':>10s} {'in groups':>10s} | {'/ leader':>8s} {'x index':>8s}")
+print("-" * 112)
+def row(label, name, pairs=None, groups=None, note=""):
+    x = t(name)
+    g = f"{groups[0]:>10,} {groups[1]:>10,}" if groups else " " * 21
+    p = f"{pairs:>11,}" if pairs is not None else " " * 11
+    print(f"{label:44s} | {s(x):>8s} | {p} | {g} | {x / lead:>8.2f} {idx / x:>8.2f}{'  ' + note if note else ''}")
+row("simhash_leader() OVER (ORDER BY id)", "leader", groups=(r("leader", 0), r("leader", 1)))
+row("simhash_component() OVER (ORDER BY id)", "component", groups=(r("component", 0), r("component", 1)))
+row("simhash index self-join", "index_join", pairs=r("index_join"), note=f"index build {s(t('index_build'))} s apart")
+row("key join, 1 core", "lkey_join0", pairs=r("lkey_join0"),
+    note=f"keys: INSERT {s(t('lkeys_insert'))} s + VACUUM ANALYZE {s(t('lkeys_vacuum'))} s apart")
+row("key join, parallel (2 workers per gather)", "lkey_join2", pairs=r("lkey_join2"))
+print(f"  '/ leader': time / simhash_leader's time; 'x index': the index self-join's time / this time.")
+print(f"  'in groups': rows that are not their group's kept row. Key table: {lkey_rows:,} rows "
+      f"({lkey_rows / n_rows:g} per row, simhash_blocks(fp, {K}, {M})), {mb(lkey_bytes):.0f} MB.")
+print()
+
+print(f"== distributed (coordinator + 2 workers, default Citus executor) ==")
+print(f"{'step':64s} | {'time s':>8s} | result")
+print("-" * 104)
+meth = [l.strip() for l in plans["keys"] if "INSERT/SELECT method" in l]
+dist = [
+    ("load: INSERT INTO cb_docs SELECT FROM cb_local (not dedup)", "load", ""),
+    ("load: VACUUM ANALYZE cb_docs (not dedup)", "load_vacuum", ""),
+    ("1. keys: INSERT INTO cb_keys ... simhash_blocks(d.fp, 3, 5)", "keys", meth[0] if meth else "method: (not shown in EXPLAIN)"),
+    ("   VACUUM ANALYZE cb_keys", "keys_vacuum", ""),
+    ("2. pair join, count(*) on the workers", "join", f"{r('join'):,} pairs"),
+    ("2'. the same join, pairs into coordinator table cb_pairs", "pairs", f"{r('pairs'):,} pairs, {mb(r('pairs', 1)):.0f} MB on the coordinator"),
+    ("3. simhash_pair_groups(cb_pairs, 'leader') on the coordinator", "groups", f"{r('groups'):,} ids in pairs, {r('groups', 1):,} not their kept row, {r('groups', 2):,} groups of >= 2"),
+]
+for label, name, res in dist:
+    print(f"{label:64s} | {s(t(name)):>8s} | {res}")
+job = t("keys") + t("keys_vacuum") + t("pairs") + t("groups")
+job_label = "dedup job = 1 + 2' + 3 (keys, pairs to the coordinator, groups)"
+print(f"{job_label:64s} | {s(job):>8s} | "
+      f"{job / lead:.2f} x simhash_leader's time, index self-join / job = {idx / job:.2f}")
+print(f"{'examples/dedup_pairs.sql -v table=cb_docs -v radius=3 (report)':64s} | {s(t('script')):>8s} | "
+      f"{t('script') / lead:.2f} x simhash_leader's time (client wall clock)")
+for n in notices:
+    print(f"    NOTICE: {n}")
+print()
+
+# per task
+ex = json.load(open(env["BENCH_EXPLAIN"]))
+top = ex[0]
+def walk(node, fn):
+    fn(node)
+    if isinstance(node, dict):
+        for v in node.values():
+            if isinstance(v, (dict, list)):
+                walk(v, fn)
+    elif isinstance(node, list):
+        for v in node:
+            walk(v, fn)
+tasks = []
+def find_tasks(n):
+    if isinstance(n, dict) and "Tasks" in n:
+        tasks.extend(n["Tasks"])
+walk(top, find_tasks)
+if len(tasks) != 8:
+    print(f"note: EXPLAIN shows {len(tasks)} tasks, expected 8")
+per = []
+for tk in tasks:
+    node = tk.get("Node", "")
+    port = re.search(r"port=(\d+)", node).group(1)
+    shard = None
+    hj = []; scans = []; ex_time = []
+    def f(n):
+        if isinstance(n, dict):
+            if n.get("Node Type") == "Hash Join":
+                hj.append(n)
+            if n.get("Node Type") == "Seq Scan":
+                scans.append(n)
+            if "Execution Time" in n:
+                ex_time.append(n["Execution Time"])
+            rel = n.get("Relation Name")
+            if rel and shard is None:
+                m = re.search(r"_(\d+)$", rel)
+                if m:
+                    scans_shard.append(int(m.group(1)))
+    scans_shard = []
+    walk(tk, f)
+    if len(hj) != 1 or len(scans) != 2 or len(ex_time) != 1:
+        print(f"cannot read task on {node}: {len(hj)} hash joins, {len(scans)} seq scans, {len(ex_time)} execution times")
+        print(json.dumps(tk)[:3000])
+        sys.exit(1)
+    h = hj[0]
+    out = h["Actual Rows"] * h.get("Actual Loops", 1)
+    removed = h.get("Rows Removed by Join Filter", 0)
+    nkeys = scans[0]["Actual Rows"] * scans[0].get("Actual Loops", 1)
+    cand = out + removed - nkeys
+    if cand % 2:
+        print(f"note: odd matched-minus-self count on {node} shard {scans_shard}: {cand}")
+    per.append({"port": port, "shard": scans_shard[0] if scans_shard else None, "keys": nkeys,
+                "cand": cand // 2, "pairs": out, "ms": ex_time[0]})
+total_ms = None
+if "Execution Time" in top:
+    total_ms = top["Execution Time"]
+
+sum_pairs = sum(p["pairs"] for p in per)
+if sum_pairs != r("join"):
+    print(f"MISMATCH: the tasks of EXPLAIN ANALYZE found {sum_pairs:,} pairs, the join {r('join'):,}")
+    open(env["BENCH_MISMATCH"], "a").write("explain\n")
+
+# storage per node
+node_of = {}
+for sid, (host, port, tbl, size) in shards.items():
+    node_of[sid] = str(port)
+workers = sorted({str(p) for (_, p, _, _) in shards.values()})
+W = {w: defaultdict(float) for w in workers}
+for sid, (host, port, tbl, size) in shards.items():
+    w = W[str(port)]
+    key = "docs" if tbl == "cb_docs" else "keys"
+    w[key + "_shards"] += 1
+    w[key + "_rows"] += counts.get(sid, 0)
+    w[key + "_bytes"] += size
+for p in per:
+    w = W[p["port"]]
+    w["tasks"] += 1
+    w["cand"] += p["cand"]; w["pairs"] += p["pairs"]; w["task_keys"] += p["keys"]
+    w["ms"] += p["ms"]; w["max_ms"] = max(w["max_ms"], p["ms"])
+
+print("== per shard task (EXPLAIN ANALYZE of join 2, citus.max_adaptive_executor_pool_size = 1: each worker runs its tasks one at a time) ==")
+print(f"{'worker':8s} {'shard':>8s} | {'key rows':>12s} | {'candidates':>12s} | {'pairs':>11s} | {'task s':>7s}")
+print("-" * 72)
+for p in sorted(per, key=lambda p: (p["port"], p["shard"] or 0)):
+    print(f"{p['port']:8s} {str(p['shard']):>8s} | {p['keys']:>12,} | {p['cand']:>12,} | {p['pairs']:>11,} | {p['ms'] / 1000:>7.2f}")
+print(f"  candidates = (Hash Join rows out + Rows Removed by Join Filter - key rows) / 2: the (a, b), a.id < b.id,")
+print(f"  sharing (block, key), each given hamming() (and first_shared_block when within {K}). EXPLAIN ANALYZE")
+print(f"  with TIMING OFF; task s = the task's Execution Time on its worker."
+      + (f" Whole statement: {total_ms / 1000:.1f} s." if total_ms else ""))
+print()
+
+print("== per worker ==")
+hdr = f"{'worker':8s} | {'shards':>6s} | {'docs rows':>11s} {'MB':>6s} | {'key rows':>12s} {'MB':>7s} | {'candidates':>12s} | {'pairs':>10s} | {'sum task s':>10s} {'max task s':>10s}"
+print(hdr)
+print("-" * len(hdr))
+tot = defaultdict(float)
+for w in workers:
+    x = W[w]
+    for k2, v in x.items():
+        tot[k2] = tot[k2] + v if k2 != "max_ms" else max(tot[k2], v)
+    print(f"{w:8s} | {int(x['keys_shards']):>2d} + {int(x['docs_shards']):<2d} | {int(x['docs_rows']):>11,} {mb(x['docs_bytes']):>6.0f} | "
+          f"{int(x['keys_rows']):>12,} {mb(x['keys_bytes']):>7.0f} | {int(x['cand']):>12,} | {int(x['pairs']):>10,} | "
+          f"{x['ms'] / 1000:>10.1f} {x['max_ms'] / 1000:>10.1f}")
+x = tot
+print(f"{'total':8s} | {int(x['keys_shards']):>2d} + {int(x['docs_shards']):<2d} | {int(x['docs_rows']):>11,} {mb(x['docs_bytes']):>6.0f} | "
+      f"{int(x['keys_rows']):>12,} {mb(x['keys_bytes']):>7.0f} | {int(x['cand']):>12,} | {int(x['pairs']):>10,} | "
+      f"{x['ms'] / 1000:>10.1f} {x['max_ms'] / 1000:>10.1f}")
+print("  shards = cb_keys shards + cb_docs shards on the worker; rows counted per shard, MB from citus_shards (table + indexes + toast).")
+print()
+
+# interpretation, from the figures above
+print("== reading ==")
+ws = workers
+share = lambda key: ", ".join(f"{w} {100 * W[w][key] / tot[key]:.1f}%" for w in ws)
+cand_total = int(tot["cand"])
+print(f"- The work divides by shard: key rows {share('keys_rows')}; candidates {share('cand')}; task time {share('ms')}.")
+mx = max(W[w]["ms"] for w in ws)
+MS = "ms"
+print(f"- Candidates compared: {cand_total:,} for {int(tot['keys_rows']):,} key rows ({cand_total / ROWS:.2f} per document row, "
+      f"{cand_total / max(1, int(tot['pairs'])):.2f} per pair found); the distance is checked only on them, each on one worker.")
+print(f"- Per worker, one task at a time: {' and '.join(f'{w} {W[w][MS] / 1000:.1f} s' for w in ws)} of task time "
+      f"(largest task {tot['max_ms'] / 1000:.1f} s); the statement took {total_ms / 1000:.1f} s, i.e. the busier worker's sum "
+      f"({mx / 1000:.1f} s) plus {(total_ms - mx) / 1000:.1f} s." if total_ms else "")
+pb = r("pairs") * 16
+print(f"- What reaches the coordinator: for the count, one partial count per task; for the pairs, {r('pairs'):,} (a, b) id pairs "
+      f"({mb(pb):.0f} MB of two bigints; the table cb_pairs is {mb(r('pairs', 1)):.0f} MB) against {ROWS:,} rows "
+      f"({mb(rel_bytes):.0f} MB of cb_local) that the window functions would have to gather there.")
+print(f"- Grouping the pairs on the coordinator (simhash_pair_groups) took {s(t('groups'))} s, "
+      f"{100 * t('groups') / lead:.0f}% of simhash_leader over all rows; it is the part that does not spread over workers.")
+kr = [p["keys"] for p in per]; ts = [p["ms"] / 1000 for p in per]
+ratio = tot['ms'] / 1000 / t('lkey_join0')
+print(f"- All 8 tasks together: {tot['ms'] / 1000:.1f} s of task time, {ratio:.2f} x the {s(t('lkey_join0'))} s of the same key join "
+      f"on one node and one core (the same key rows, candidates and pairs)"
+      + (": splitting it by shard costs no extra join work." if ratio <= 1.1 else "."))
+print(f"- Scaling: a task reads only its own shard (no data moves between workers during the join), the shards hold "
+      f"{min(kr):,} to {max(kr):,} key rows and their tasks took {min(ts):.1f} to {max(ts):.1f} s (this machine also ran other "
+      f"jobs: load averages above). The statement ended when the busier worker finished its shards, so with the 8 shards "
+      f"on more machines (one core each) the join's time would be about the largest per-machine sum of task times: "
+      f"~{tot['ms'] / 1000 / 4:.1f} s with 4 machines, ~{tot['ms'] / 1000 / 8:.1f} s with 8 (at most 8: one shard each; "
+      f"more needs a larger shard_count). That is an extrapolation from the per-task figures, not measured here; the key "
+      f"INSERT (repartition) and the grouping on the coordinator ({s(t('groups'))} s) are not part of it.")
+print()
+
+print("== plans (EXPLAIN, COSTS OFF) ==")
+for name, label in (("index_join", "single-node index self-join"), ("lkey_join0", "single-node key join, 1 core"),
+                    ("lkey_join2", "single-node key join, parallel"), ("keys", "distributed keys INSERT"),
+                    ("join", "distributed pair join (tasks not shown)")):
+    print(f"-- {label}")
+    for l in plans[name]:
+        print(f"   {l}")
+PY
+if [ -f "$WORK/mismatch" ]; then exit 2; fi
+log "done"
