@@ -69,14 +69,17 @@
 # nothing survives a crash), max_parallel_workers_per_gather = 0, jit off, work_mem = 64MB,
 # maintenance_work_mem = 2GB on every node. Stopped and removed at exit (BENCH_KEEP=1 keeps
 # the data directories, stopped). Citus and simhash must be installed for PG_BINDIR's server
-# (default /tmp/soakpg/usr/lib/postgresql/15/bin, a private copy of PostgreSQL 15).
+# (default: pg_config --bindir, else /usr/lib/postgresql/15/bin; `bash tools/citus.sh install`
+# builds Citus for PostgreSQL 15). The results in bench/results/ were measured with
+# PG_BINDIR=/tmp/soakpg/usr/lib/postgresql/15/bin, a private copy of Debian's PostgreSQL 15
+# with both installed, so that the CI running on the same machine kept the system one.
 #
 # Example: bench/citus_bench.sh 10000000 2>&1 | tee bench/results/citus_bench-DATE.txt
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROWS=${1:-10000000}
-PG_BINDIR=${PG_BINDIR:-/tmp/soakpg/usr/lib/postgresql/15/bin}
+PG_BINDIR=${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
 BASE=${BENCH_DIR:-/tmp/citus-bench}
 PORT0=${BENCH_PORT:-55460}
 PORTS=("$PORT0" $((PORT0 + 1)) $((PORT0 + 2)))
