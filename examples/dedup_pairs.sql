@@ -249,9 +249,11 @@ BEGIN
   END IF;
 
   RAISE NOTICE '%', pg_temp.simhash_dedup_summary(tbl, n_rows, n_fp, n_groups, n_dups, n_changed);
-  RAISE NOTICE 'by pairs: % distinct fingerprints, % blocks (% keys each), % pairs within % bits%',
-    n_distinct, m, round(keys_per_fp),
-    n_pairs, radius, CASE WHEN distributed THEN ', on the workers of ' || tbl::text ELSE '' END;
+  RAISE NOTICE 'by pairs: % distinct fingerprint%, % block% (% key% each), % pair% within % bits%',
+    n_distinct, CASE WHEN n_distinct = 1 THEN '' ELSE 's' END, m, CASE WHEN m = 1 THEN '' ELSE 's' END,
+    round(keys_per_fp), CASE WHEN round(keys_per_fp) = 1 THEN '' ELSE 's' END,
+    n_pairs, CASE WHEN n_pairs = 1 THEN '' ELSE 's' END,
+    radius, CASE WHEN distributed THEN ', on the workers of ' || tbl::text ELSE '' END;
 END
 $pairs$;
 

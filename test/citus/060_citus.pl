@@ -308,7 +308,7 @@ SELECT count(*) FILTER (WHERE l.dup_of IS NOT NULL), count(*) FILTER (WHERE d.du
 FROM ds_$ds d JOIN ds_${ds}_local l USING (id)});
 			my ($flagged, $differ) = split /\|/, $cmp;
 			is($differ, 0, "$ds, r = $r, $method, keep $keep: the same groups on the workers as on one node ($flagged rows flagged)");
-			if ($perr =~ /by pairs: (\d+) distinct fingerprints, (\d+) blocks \((\d+) keys each\), (\d+) pairs/)
+			if ($perr =~ /by pairs: (\d+) distinct fingerprints?, (\d+) blocks? \((\d+) keys? each\), (\d+) pairs?/)
 			{
 				note("$ds, r = $r, $method: $1 distinct fingerprints, $2 blocks, $3 keys each, $4 pairs");
 			}
