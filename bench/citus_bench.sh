@@ -237,24 +237,14 @@ JOIN_COND="ON a.key = b.key AND a.block = b.block AND a.id < b.id WHERE hamming(
 group_sql() { echo "SELECT 'res', count(*) FILTER (WHERE c = id), count(*) FILTER (WHERE c <> id) FROM (SELECT id, $1(id, fp, $K) OVER (ORDER BY id) AS c FROM cb_local) s;"; }
 
 # ---------------------------------------------------------------------------
-# data (bench/dedup_bench.sh's generator)
+# data (bench/dedup_bench.sh's generator, bench/data/clustered.sql)
 # ---------------------------------------------------------------------------
-NC=$((ROWS / 5)); [ "$NC" -ge 1 ] || NC=1
 step generate "" "
 CREATE TABLE cb_local (id int8 PRIMARY KEY, fp simhash NOT NULL) WITH (autovacuum_enabled = off);
-SELECT setseed(0.375) \\g /dev/null
-INSERT INTO cb_local
-SELECT g, (CASE WHEN z < 0.2 THEN (u1 << 32) | u2
-                ELSE hashint8extended(c, 42)
-                     # (CASE WHEN k >= 1 THEN 1::int8 << p1 ELSE 0 END)
-                     # (CASE WHEN k >= 2 THEN 1::int8 << p2 ELSE 0 END)
-                     # (CASE WHEN k >= 3 THEN 1::int8 << p3 ELSE 0 END)
-                     # (CASE WHEN k >= 4 THEN 1::int8 << p4 ELSE 0 END) END)::simhash
-FROM (SELECT g, random() AS z, floor(random() * $NC)::int8 AS c, floor(random() * 5)::int AS k,
-             floor(random() * 64)::int AS p1, floor(random() * 64)::int AS p2,
-             floor(random() * 64)::int AS p3, floor(random() * 64)::int AS p4,
-             floor(random() * 4294967296)::int8 AS u1, floor(random() * 4294967296)::int8 AS u2
-      FROM generate_series(1, $ROWS) g OFFSET 0) r;
+\\set tbl cb_local
+\\set rows $ROWS
+\\set ext public
+\\i $ROOT/bench/data/clustered.sql
 VACUUM (FREEZE, ANALYZE) cb_local;"
 rec data "$(qt "$C" -c "SELECT count(*), count(DISTINCT fp), pg_relation_size('cb_local'), sum(fp::int8 # id) FROM cb_local")"
 

@@ -257,24 +257,13 @@ seq_sql() {	# S
 }
 
 gen_table() {	# n
-	local n=$1 nc=$(( $1 / 5 ))
-	[ "$nc" -ge 1 ] || nc=1
+	local n=$1
 	psql_b <<SQL
 DROP TABLE IF EXISTS db_t;
 CREATE TABLE db_t (id int8 PRIMARY KEY, fp $S.simhash NOT NULL) WITH (autovacuum_enabled = off);
-SELECT setseed(0.375) \\g /dev/null
-INSERT INTO db_t
-SELECT g, (CASE WHEN z < 0.2 THEN (u1 << 32) | u2
-                ELSE hashint8extended(c, 42)
-                     # (CASE WHEN k >= 1 THEN 1::int8 << p1 ELSE 0 END)
-                     # (CASE WHEN k >= 2 THEN 1::int8 << p2 ELSE 0 END)
-                     # (CASE WHEN k >= 3 THEN 1::int8 << p3 ELSE 0 END)
-                     # (CASE WHEN k >= 4 THEN 1::int8 << p4 ELSE 0 END) END)::$S.simhash
-FROM (SELECT g, random() AS z, floor(random() * $nc)::int8 AS c, floor(random() * 5)::int AS k,
-             floor(random() * 64)::int AS p1, floor(random() * 64)::int AS p2,
-             floor(random() * 64)::int AS p3, floor(random() * 64)::int AS p4,
-             floor(random() * 4294967296)::int8 AS u1, floor(random() * 4294967296)::int8 AS u2
-      FROM generate_series(1, $n) g OFFSET 0) r;
+SQL
+	psql_b -v tbl=db_t -v rows="$n" -v ext="$S" -f "$ROOT/bench/data/clustered.sql"
+	psql_b <<SQL
 VACUUM (FREEZE, ANALYZE) db_t;
 SQL
 }

@@ -298,34 +298,7 @@ gen_table() {	# ds n
 DROP TABLE IF EXISTS ixb_uniform, ixb_skewed, ixb_q, ixb_ins_btree_fp, ixb_ins_simhash;
 CREATE TABLE $t (id int8 NOT NULL, fp $S.simhash) WITH (autovacuum_enabled = off);
 SQL
-	if [ "$ds" = uniform ]; then
-		psql_b <<SQL
-SELECT setseed(0.125) \\g /dev/null
-INSERT INTO $t SELECT g, $UNIFORM_FP FROM generate_series(1, $n) g;
-SQL
-	else
-		# flip k of 6 drawn positions; the subquery is fenced (OFFSET 0) so that every
-		# random() is evaluated once per row
-		psql_b <<SQL
-SELECT setseed(0.25) \\g /dev/null
-INSERT INTO $t
-SELECT g, (CASE WHEN z < 0.2 THEN v & 281474976710655 ELSE v END)::$S.simhash
-FROM (SELECT g, z,
-             hashint8extended(c, 42)
-             # (CASE WHEN k >= 1 THEN 1::int8 << p1 ELSE 0 END)
-             # (CASE WHEN k >= 2 THEN 1::int8 << p2 ELSE 0 END)
-             # (CASE WHEN k >= 3 THEN 1::int8 << p3 ELSE 0 END)
-             # (CASE WHEN k >= 4 THEN 1::int8 << p4 ELSE 0 END)
-             # (CASE WHEN k >= 5 THEN 1::int8 << p5 ELSE 0 END)
-             # (CASE WHEN k >= 6 THEN 1::int8 << p6 ELSE 0 END) AS v
-      FROM (SELECT g, floor(random() * 50000)::int8 AS c, floor(random() * 7)::int AS k,
-                   floor(random() * 64)::int AS p1, floor(random() * 64)::int AS p2,
-                   floor(random() * 64)::int AS p3, floor(random() * 64)::int AS p4,
-                   floor(random() * 64)::int AS p5, floor(random() * 64)::int AS p6,
-                   random() AS z
-            FROM generate_series(1, $n) g OFFSET 0) r) s;
-SQL
-	fi
+	psql_b -v tbl="$t" -v rows="$n" -v ext="$S" -f "$ROOT/bench/data/$ds.sql"
 	psql_b -c "VACUUM (FREEZE, ANALYZE) $t"
 }
 
@@ -334,25 +307,11 @@ gen_queries() {	# ds n
 	radii=$(echo $RADII | sed 's/ /,/g')
 	# probe values of block j: the value itself, plus the 16 one-bit flips when r >= 4
 	nb() { echo "CASE WHEN r >= 4 THEN ARRAY[b$1] || ARRAY(SELECT b$1 # (1::int8 << i) FROM generate_series(0, 15) i) ELSE ARRAY[b$1] END"; }
+	psql_b -v qtbl=ixb_q -v tbl="$t" -v rows="$n" -v radii="$radii" -v nq="$NQ" -v ext="$S" \
+		-f "$ROOT/bench/data/queries.sql"
 	psql_b <<SQL
-SELECT setseed(0.5) \\g /dev/null
-CREATE TABLE ixb_q AS
-SELECT r, qno, src, k, p1, p2, p3, p4, p5, p6
-FROM (SELECT rr.r, g AS qno, 1 + floor(random() * $n)::int8 AS src, floor(random() * (rr.r + 1))::int AS k,
-             floor(random() * 64)::int AS p1, floor(random() * 64)::int AS p2, floor(random() * 64)::int AS p3,
-             floor(random() * 64)::int AS p4, floor(random() * 64)::int AS p5, floor(random() * 64)::int AS p6
-      FROM unnest(ARRAY[$radii]) WITH ORDINALITY rr(r, o), generate_series(1, $NQ) g
-      ORDER BY rr.o, g OFFSET 0) x;
-ALTER TABLE ixb_q ADD COLUMN q $S.simhash, ADD COLUMN b0 int8, ADD COLUMN b1 int8, ADD COLUMN b2 int8, ADD COLUMN b3 int8,
+ALTER TABLE ixb_q ADD COLUMN b0 int8, ADD COLUMN b1 int8, ADD COLUMN b2 int8, ADD COLUMN b3 int8,
     ADD COLUMN nb0 int8[], ADD COLUMN nb1 int8[], ADD COLUMN nb2 int8[], ADD COLUMN nb3 int8[], ADD COLUMN gk int4[];
-UPDATE ixb_q SET q = (t.fp::int8
-             # (CASE WHEN k >= 1 THEN 1::int8 << p1 ELSE 0 END)
-             # (CASE WHEN k >= 2 THEN 1::int8 << p2 ELSE 0 END)
-             # (CASE WHEN k >= 3 THEN 1::int8 << p3 ELSE 0 END)
-             # (CASE WHEN k >= 4 THEN 1::int8 << p4 ELSE 0 END)
-             # (CASE WHEN k >= 5 THEN 1::int8 << p5 ELSE 0 END)
-             # (CASE WHEN k >= 6 THEN 1::int8 << p6 ELSE 0 END))::$S.simhash
-FROM $t t WHERE t.id = ixb_q.src;
 UPDATE ixb_q SET b0 = (q::int8 >> 48) & 65535, b1 = (q::int8 >> 32) & 65535,
                  b2 = (q::int8 >> 16) & 65535, b3 = q::int8 & 65535;
 UPDATE ixb_q SET nb0 = $(nb 0), nb1 = $(nb 1), nb2 = $(nb 2), nb3 = $(nb 3);

@@ -231,7 +231,7 @@ if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV
 LIB_BEFORE=$(lib_id || true)
 
 # ---------------------------------------------------------------------------
-# data: gen_table and the centres of gen_queries, copied from bench/index_bench.sh
+# data: bench/index_bench.sh's data sets and its radius-3 query centres (bench/data/*.sql)
 # ---------------------------------------------------------------------------
 UNIFORM_FP="((floor(random() * 4294967296)::int8 << 32) | floor(random() * 4294967296)::int8)::$S.simhash"
 
@@ -241,32 +241,7 @@ gen_table() {	# ds n table
 DROP TABLE IF EXISTS $t;
 CREATE TABLE $t (id int8 NOT NULL, fp $S.simhash) WITH (autovacuum_enabled = off);
 SQL
-	if [ "$ds" = uniform ]; then
-		psql_b <<SQL
-SELECT setseed(0.125) \\g /dev/null
-INSERT INTO $t SELECT g, $UNIFORM_FP FROM generate_series(1, $n) g;
-SQL
-	else
-		psql_b <<SQL
-SELECT setseed(0.25) \\g /dev/null
-INSERT INTO $t
-SELECT g, (CASE WHEN z < 0.2 THEN v & 281474976710655 ELSE v END)::$S.simhash
-FROM (SELECT g, z,
-             hashint8extended(c, 42)
-             # (CASE WHEN k >= 1 THEN 1::int8 << p1 ELSE 0 END)
-             # (CASE WHEN k >= 2 THEN 1::int8 << p2 ELSE 0 END)
-             # (CASE WHEN k >= 3 THEN 1::int8 << p3 ELSE 0 END)
-             # (CASE WHEN k >= 4 THEN 1::int8 << p4 ELSE 0 END)
-             # (CASE WHEN k >= 5 THEN 1::int8 << p5 ELSE 0 END)
-             # (CASE WHEN k >= 6 THEN 1::int8 << p6 ELSE 0 END) AS v
-      FROM (SELECT g, floor(random() * 50000)::int8 AS c, floor(random() * 7)::int AS k,
-                   floor(random() * 64)::int AS p1, floor(random() * 64)::int AS p2,
-                   floor(random() * 64)::int AS p3, floor(random() * 64)::int AS p4,
-                   floor(random() * 64)::int AS p5, floor(random() * 64)::int AS p6,
-                   random() AS z
-            FROM generate_series(1, $n) g OFFSET 0) r) s;
-SQL
-	fi
+	psql_b -v tbl="$t" -v rows="$n" -v ext="$S" -f "$ROOT/bench/data/$ds.sql"
 	psql_b -c "VACUUM (FREEZE, ANALYZE) $t"
 }
 
@@ -274,26 +249,11 @@ SQL
 # its r = 3 centres are kept (qno 1..NQ): a random row with 0..3 random bits flipped
 gen_queries() {	# ds n
 	local t=knb_$1 n=$2 bad
+	psql_b -c "DROP TABLE IF EXISTS knb_q"
+	psql_b -v qtbl=knb_q -v tbl="$t" -v rows="$n" -v radii=3,6 -v nq="$NQ" -v ext="$S" \
+		-f "$ROOT/bench/data/queries.sql"
 	psql_b <<SQL
-DROP TABLE IF EXISTS knb_q;
-SELECT setseed(0.5) \\g /dev/null
-CREATE TABLE knb_q AS
-SELECT r, qno, src, k, p1, p2, p3, p4, p5, p6
-FROM (SELECT rr.r, g AS qno, 1 + floor(random() * $n)::int8 AS src, floor(random() * (rr.r + 1))::int AS k,
-             floor(random() * 64)::int AS p1, floor(random() * 64)::int AS p2, floor(random() * 64)::int AS p3,
-             floor(random() * 64)::int AS p4, floor(random() * 64)::int AS p5, floor(random() * 64)::int AS p6
-      FROM unnest(ARRAY[3,6]) WITH ORDINALITY rr(r, o), generate_series(1, $NQ) g
-      ORDER BY rr.o, g OFFSET 0) x;
 DELETE FROM knb_q WHERE r <> 3;
-ALTER TABLE knb_q ADD COLUMN q $S.simhash;
-UPDATE knb_q SET q = (t.fp::int8
-             # (CASE WHEN k >= 1 THEN 1::int8 << p1 ELSE 0 END)
-             # (CASE WHEN k >= 2 THEN 1::int8 << p2 ELSE 0 END)
-             # (CASE WHEN k >= 3 THEN 1::int8 << p3 ELSE 0 END)
-             # (CASE WHEN k >= 4 THEN 1::int8 << p4 ELSE 0 END)
-             # (CASE WHEN k >= 5 THEN 1::int8 << p5 ELSE 0 END)
-             # (CASE WHEN k >= 6 THEN 1::int8 << p6 ELSE 0 END))::$S.simhash
-FROM $t t WHERE t.id = knb_q.src;
 ALTER TABLE knb_q ADD PRIMARY KEY (qno);
 VACUUM ANALYZE knb_q;
 SQL
