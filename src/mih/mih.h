@@ -205,6 +205,29 @@ mih_inner_key(const MihInnerItem *it)
 	return v;
 }
 
+/*
+ * The child of an inner page to descend into for key v: the last child whose
+ * first key is < v, else the first (entries equal to v may start at the end
+ * of the previous child). Shared by radius and nearest-neighbour descents.
+ */
+static inline BlockNumber
+mih_inner_child(const MihInnerItem *items, int n, uint64 v)
+{
+	int			lo = 0;
+	int			hi = n - 1;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (mih_inner_key(&items[mid]) < v)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return items[lo].child;
+}
+
 #define MIH_PAGE_CONTENT_SIZE \
 	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(MihPageOpaqueData)))
 #define MIH_ENTRIES_PER_PAGE	((int) (MIH_PAGE_CONTENT_SIZE / sizeof(MihEntry)))

@@ -230,10 +230,6 @@ cached_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v, Des
 
 	for (int level = hdr->height[table]; level > 0; level--)
 	{
-		MihInnerItem *items;
-		int			lo,
-					hi;
-
 		if (dc->blk[level] != blk)
 		{
 			Buffer		buf = ReadBuffer(index, blk);
@@ -249,20 +245,7 @@ cached_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v, Des
 			dc->blk[level] = blk;
 			UnlockReleaseBuffer(buf);
 		}
-		items = dc->items[level];
-		/* the last child whose first key is < v, else the first child (as mih_descend) */
-		lo = 0;
-		hi = dc->n[level] - 1;
-		while (lo < hi)
-		{
-			int			mid = (lo + hi + 1) / 2;
-
-			if (mih_inner_key(&items[mid]) < v)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		blk = items[lo].child;
+		blk = mih_inner_child(dc->items[level], dc->n[level], v);
 	}
 	return blk;
 }

@@ -369,27 +369,11 @@ mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
 		Page		page;
-		MihInnerItem *items;
-		int			lo,
-					hi;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
-		items = MihPageGetInner(page);
-		/* the last child whose first key is < v, else the first child */
-		lo = 0;
-		hi = MihPageGetNItems(page, sizeof(MihInnerItem)) - 1;
-		while (lo < hi)
-		{
-			int			mid = (lo + hi + 1) / 2;
-
-			if (mih_inner_key(&items[mid]) < v)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		blk = items[lo].child;
+		blk = mih_inner_child(MihPageGetInner(page), MihPageGetNItems(page, sizeof(MihInnerItem)), v);
 		UnlockReleaseBuffer(buf);
 	}
 	return blk;
