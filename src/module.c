@@ -5,6 +5,8 @@
 #include "simhash.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/guc.h"
 
 #include "mih/mih.h"
@@ -22,10 +24,30 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"recycle_before_free", SH_FAULT_RECYCLE_BEFORE_FREE, false},
 	{"merge_midway", SH_FAULT_MERGE_MIDWAY, false},
 	{"old_metapage", SH_FAULT_OLD_METAPAGE, false},
+	{"fsm_twice", SH_FAULT_FSM_TWICE, false},
 	{NULL, 0, false}
 };
 
 void		_PG_init(void);
+
+/*
+ * Stop this backend at a point a test chose, until the test lets it go: wait
+ * for the advisory lock that pg_advisory_lock((x'53484654' << 32) + fault)
+ * takes, and release it at once. A test holds that lock, starts the backend,
+ * sees it wait in pg_locks, makes another backend act in the window, and
+ * then releases the lock. This is how tests interleave two backends at an
+ * exact step on PostgreSQL 15, which has no injection points.
+ */
+void
+sh_test_pause(int fault)
+{
+	LOCKTAG		tag;
+
+	/* the tag pg_advisory_lock(bigint) uses: field4 = 1 */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0x53484654, (uint32) fault, 1);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	LockRelease(&tag, ExclusiveLock, false);
+}
 
 void
 _PG_init(void)
@@ -49,7 +71,11 @@ _PG_init(void)
 							 "removed entries from the retired list and before it frees "
 							 "their pages. merge_midway: a merge raises an error after "
 							 "writing four pages of its new run. old_metapage: a new "
-							 "index gets a metapage as extension 0.1.0 wrote it.",
+							 "index gets a metapage as extension 0.1.0 wrote it. "
+							 "fsm_twice: a run writer offers the first block it takes "
+							 "to the free space map again, as the map may hand one "
+							 "block to two backends, then waits on the advisory lock "
+							 "x'5348465400000004' (see sh_test_pause).",
 							 &simhash_test_fault,
 							 SH_FAULT_NONE, test_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,

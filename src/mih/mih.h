@@ -71,6 +71,8 @@
 #define MIH_PAGE_INNER		5
 #define MIH_PAGE_FREE		6
 #define MIH_PAGE_RETIRED	7	/* older entries of the retired list */
+#define MIH_PAGE_RESERVED	8	/* taken by a run writer, not written yet:
+								 * serial says whose (see src/mih/README) */
 
 /* identifies our pages for tools such as pg_filedump */
 #define MIH_PAGE_ID			0xFF93
@@ -422,6 +424,8 @@ mih_key_fp(bool balls, Datum key)
 #define SH_FAULT_RECYCLE_BEFORE_FREE	1
 #define SH_FAULT_MERGE_MIDWAY			2
 #define SH_FAULT_OLD_METAPAGE			3
+#define SH_FAULT_FSM_TWICE				4
+extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 
 /* ---- mih_page.c: page utilities ---- */
@@ -436,6 +440,7 @@ extern void mih_require_null_entries(Relation index, const MihMetaPageData *meta
 extern void mih_mark_free(Relation index, Buffer buf);
 extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 						   uint32 serial, int table);
+extern void mih_check_pending_tail(Relation index, Page page, BlockNumber blk);
 
 /* ---- mih_run.c: writing, merging and retiring runs ---- */
 typedef struct MihRunWriter MihRunWriter;
@@ -463,6 +468,8 @@ typedef void (*MihPageVisitor) (BlockNumber blk, void *arg);
 typedef void (*MihRetiredVisitor) (const MihRetired *r, BlockNumber chain_page, void *arg);
 extern void mih_walk_run(Relation index, BlockNumber runhead, uint32 tables, bool header,
 						 MihPageVisitor visit, void *arg, MihRunHeader *hdr);
+extern void mih_walk_pending_chain(Relation index, BlockNumber head, BlockNumber stop,
+								   MihPageVisitor visit, void *arg);
 extern void mih_meta_update_layout(Relation index, Buffer metabuf);
 extern void mih_retired_reserve(Relation index, int n);
 extern void mih_retired_add(MihMetaPageData *meta, BlockNumber head,

@@ -43,6 +43,7 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		tailbuf = ReadBuffer(index, meta->pending_tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		mih_check_pending_tail(index, BufferGetPage(tailbuf), meta->pending_tail);
 		if (MihPageGetNItems(BufferGetPage(tailbuf), sizeof(MihEntry)) >= MIH_ENTRIES_PER_PAGE)
 			newbuf = mih_new_buffer(index);
 	}

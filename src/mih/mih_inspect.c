@@ -131,6 +131,8 @@ page_type_name(uint16 type)
 			return "free";
 		case MIH_PAGE_RETIRED:
 			return "retired list";
+		case MIH_PAGE_RESERVED:
+			return "reserved";
 		default:
 			return "unknown";
 	}

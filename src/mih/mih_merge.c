@@ -166,6 +166,7 @@ seal_pending(Relation index, Buffer metabuf, MergePlan *plan)
 	{
 		tailbuf = ReadBuffer(index, meta->pending_tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		mih_check_pending_tail(index, BufferGetPage(tailbuf), meta->pending_tail);
 		if (MihPageGetNItems(BufferGetPage(tailbuf), sizeof(MihEntry)) == 0)
 		{
 			plan->stop_serial = MihPageGetOpaque(BufferGetPage(tailbuf))->serial;

@@ -200,6 +200,31 @@ mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 					   PageIsNew(page) ? 0 : opaque->table, type, serial)));
 }
 
+/*
+ * Check that the metapage's pending tail is what inserts may append to: a
+ * pending page with nothing after it. The metapage keeps no serial for the
+ * tail, so this is the check inserts and the seal of a flush can make; a
+ * tail that is anything else (a page reused while still linked) is reported
+ * instead of linked from.
+ */
+void
+mih_check_pending_tail(Relation index, Page page, BlockNumber blk)
+{
+	MihPageOpaque opaque = MihPageGetOpaque(page);
+
+	if (!PageIsNew(page) && opaque->page_id == MIH_PAGE_ID &&
+		opaque->type == MIH_PAGE_PENDING && opaque->next == InvalidBlockNumber)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index \"%s\" is corrupted: pending tail block %u is not the last pending page",
+					RelationGetRelationName(index), blk),
+			 errdetail("Found type %u, serial %u, next block %u.",
+					   PageIsNew(page) ? 0 : opaque->type, PageIsNew(page) ? 0 : opaque->serial,
+					   PageIsNew(page) ? InvalidBlockNumber : opaque->next),
+			 errhint("REINDEX the index.")));
+}
+
 /* Mark a page free (WAL-logged) and tell the free space map. */
 void
 mih_mark_free(Relation index, Buffer buf)

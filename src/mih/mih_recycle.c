@@ -164,26 +164,35 @@ free_run_pages(Relation index, const MihRetired *r)
 	mih_walk_run(index, r->head, tables, header, free_page_visitor, index, NULL);
 }
 
-static void
-free_pending_chain(Relation index, BlockNumber head, BlockNumber stop)
+/*
+ * Call visit for each page of a retired chain of pending pages, from head up
+ * to (not including) stop. Each page must be a pending page carrying the
+ * serial its predecessor recorded (the list keeps no serial for the head: its
+ * type is checked), so a walk never follows a link out of a page that is no
+ * longer the chain's. Links are read before visit is called, so visit may
+ * free the page. Under the merge lock, which keeps retired chains as they are.
+ */
+void
+mih_walk_pending_chain(Relation index, BlockNumber head, BlockNumber stop,
+					   MihPageVisitor visit, void *arg)
 {
 	BlockNumber blk = head;
+	uint32		serial = 0;
 
 	while (blk != InvalidBlockNumber && blk != stop)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
+		Page		page = BufferGetPage(buf);
 		BlockNumber next;
 
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		if (PageIsNew(BufferGetPage(buf)) ||
-			MihPageGetOpaque(BufferGetPage(buf))->type != MIH_PAGE_PENDING)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("simhash index \"%s\" is corrupted: retired block %u is not a pending page",
-							RelationGetRelationName(index), blk)));
-		next = MihPageGetOpaque(BufferGetPage(buf))->next;
-		mih_mark_free(index, buf);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		if (blk == head)
+			serial = PageIsNew(page) ? 0 : MihPageGetOpaque(page)->serial;
+		mih_check_page(index, page, blk, MIH_PAGE_PENDING, serial, -1);
+		next = MihPageGetOpaque(page)->next;
+		serial = MihPageGetOpaque(page)->next_serial;
 		UnlockReleaseBuffer(buf);
+		visit(blk, arg);
 		blk = next;
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -195,7 +204,7 @@ free_retired(Relation index, const MihRetired *r)
 	if (r->is_run)
 		free_run_pages(index, r);
 	else
-		free_pending_chain(index, r->head, r->extent);
+		mih_walk_pending_chain(index, r->head, r->extent, free_page_visitor, index);
 }
 
 /* ---- the list ---- */

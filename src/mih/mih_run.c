@@ -59,8 +59,9 @@ mih_sort_entries(MihEntry *entries, int64 n, uint64 mask)
  * statement_timeout and shutdown between any two pages. A leaf's right
  * sibling must be known before the leaf is written, so the next block is
  * reserved first (taken from the free space map or by extending the
- * relation); a block reserved and never written, because an error or a
- * crash came first, is reclaimed by VACUUM like any unreachable page.
+ * relation, and stamped reserved); a block reserved and never written,
+ * because an error or a crash came first, is reclaimed by VACUUM like any
+ * unreachable page.
  */
 struct MihRunWriter
 {
@@ -85,16 +86,52 @@ struct MihRunWriter
 	int64		nkeys;
 	int64		capkeys;
 	int			table;
+	bool		fault_done;		/* simhash.test_fault = fsm_twice fired */
 };
 
-/* A block for the next page: nobody else can be handed it until it is freed. */
+/*
+ * A block for the next page, stamped MIH_PAGE_RESERVED with the run's serial
+ * before it is unlocked. The free space map is only a hint and may hand the
+ * same block to another backend (GetFreeIndexPage searches under a share
+ * lock and records the block used afterwards); mih_new_buffer gives out only
+ * pages that are free under their lock, so the stamp is what keeps an insert
+ * from taking this block while the writer fills it in local memory. The
+ * stamp is WAL-logged like any page change; a reservation never written
+ * (an error or a crash came first) is garbage to VACUUM (reclaim_pages).
+ */
 static BlockNumber
 writer_reserve_block(MihRunWriter *w)
 {
 	Buffer		buf = mih_new_buffer(w->index);
 	BlockNumber blk = BufferGetBlockNumber(buf);
+	Page		page;
 
+	if (w->wal)
+	{
+		GenericXLogState *state = GenericXLogStart(w->index);
+
+		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		mih_init_page(page, MIH_PAGE_RESERVED, 0, 0);
+		MihPageGetOpaque(page)->serial = (uint32) w->serial;
+		GenericXLogFinish(state);
+	}
+	else
+	{
+		/* CREATE INDEX: the whole file is logged when the build ends */
+		page = BufferGetPage(buf);
+		mih_init_page(page, MIH_PAGE_RESERVED, 0, 0);
+		MihPageGetOpaque(page)->serial = (uint32) w->serial;
+		MarkBufferDirty(buf);
+	}
 	UnlockReleaseBuffer(buf);
+	if (simhash_test_fault == SH_FAULT_FSM_TWICE && w->wal && !w->fault_done)
+	{
+		/* the map hands this block out once more (see module.c) */
+		w->fault_done = true;
+		RecordFreeIndexPage(w->index, blk);
+		IndexFreeSpaceMapVacuum(w->index);
+		sh_test_pause(SH_FAULT_FSM_TWICE);
+	}
 	return blk;
 }
 
@@ -117,6 +154,9 @@ writer_close_page(MihRunWriter *w)
 	Buffer		buf = ReadBuffer(w->index, w->curblk);
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	/* still our reservation: nobody took the block meanwhile */
+	mih_check_page(w->index, BufferGetPage(buf), w->curblk, MIH_PAGE_RESERVED,
+				   (uint32) w->serial, -1);
 	if (w->wal)
 	{
 		GenericXLogState *state = GenericXLogStart(w->index);

@@ -314,24 +314,15 @@ reach_retired_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
 		mih_walk_run(reach->index, r->head, tables, header, reach_page_visitor, reach, NULL);
 	}
 	else
-	{
-		for (BlockNumber blk = r->head; blk != InvalidBlockNumber && blk != r->extent;)
-		{
-			Buffer		buf = ReadBuffer(reach->index, blk);
-
-			reach_set(reach, blk);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			blk = MihPageGetOpaque(BufferGetPage(buf))->next;
-			UnlockReleaseBuffer(buf);
-		}
-	}
+		mih_walk_pending_chain(reach->index, r->head, r->extent, reach_page_visitor, reach);
 }
 
 /*
  * Record free pages, and free the pages nothing reaches any more: pages of
  * runs that are neither in the run list nor retired (a merge cut short by
- * an error or a crash), pages of the retired list's chain that it no longer
- * links, and pending pages that are neither on the pending list nor
+ * an error or a crash), blocks a run writer reserved and never wrote (the
+ * same), pages of the retired list's chain that it no longer links, and
+ * pending pages that are neither on the pending list nor
  * retired (recycling cut short between updating the list and freeing). We
  * hold the merge lock, so no run is being written and the retired list
  * stands still. Inserts go on: the pages they add to the pending list carry
@@ -405,7 +396,8 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 			garbage = (int32) (MihPageGetOpaque(page)->serial - live_from) < 0;
 		else
 			garbage = (type == MIH_PAGE_LEAF || type == MIH_PAGE_INNER ||
-					   type == MIH_PAGE_RUNHEAD || type == MIH_PAGE_RETIRED);
+					   type == MIH_PAGE_RUNHEAD || type == MIH_PAGE_RETIRED ||
+					   type == MIH_PAGE_RESERVED);
 		if (type == MIH_PAGE_FREE)
 		{
 			RecordFreeIndexPage(index, blk);
