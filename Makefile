@@ -1,7 +1,7 @@
 # simhash: PostgreSQL extension, built with PGXS.
 EXTENSION = simhash
 MODULE_big = simhash
-DATA = simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql
+DATA = simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql simhash--0.2.0--0.2.1.sql
 OBJS = src/module.o src/type.o src/distance.o src/planner.o src/accum.o src/distinct.o src/tokenize.o \
        src/fingerprint.o src/stats.o src/ball.o src/batch.o src/dedup.o src/pairs.o \
        src/mih/mih_handler.o src/mih/mih_page.o src/mih/mih_run.o src/mih/mih_merge.o src/mih/mih_recycle.o src/mih/mih_build.o \

@@ -10,6 +10,9 @@
 #                                  and then on the versions in $SIMHASH_PG_MATRIX (default 17 18,
 #                                  built from source once: tools/pg_matrix.sh); exits non-zero
 #                                  on any failure (this is what .ci/run calls)
+#   bash tools/run.sh tap FILE...  the same set-up, then only the TAP files named (paths such as
+#                                  test/t/023_index_stress.pl), on PostgreSQL 15; for long runs:
+#                                  SIMHASH_STRESS_SECONDS=1800 bash tools/run.sh tap test/t/023_index_stress.pl
 #
 # Both are idempotent. The scratch server lives in $SIMHASH_RUN_DIR (default /tmp/simhash-run),
 # listens on port $SIMHASH_PORT (default 54329, Unix socket only) and is stopped at exit.
@@ -201,9 +204,14 @@ tap() {
 	mkdir -p "$dir"
 	cp -a "$ROOT/." "$dir/src"
 	chown -R postgres "$dir"
+	# the files named (tools/run.sh tap FILE...), else every one
+	local tests=()
+	for f in "$@"; do tests+=("$dir/src/$f"); done
 	# two files at a time (each starts its own servers on free ports): the
 	# machine has 2 cores and the suites wait on I/O and fsync much of the time
-	pg make -C "$dir/src" -s tapcheck TAP_TESTDIR="$dir" PROVE_FLAGS='--timer -j2'
+	pg env ${SIMHASH_STRESS_SECONDS:+SIMHASH_STRESS_SECONDS=$SIMHASH_STRESS_SECONDS} \
+		make -C "$dir/src" -s tapcheck TAP_TESTDIR="$dir" PROVE_FLAGS='--timer -j2' \
+		${tests[0]:+PROVE_TESTS="${tests[*]}"}
 	local rc=$?
 	if [ $rc -ne 0 ]; then
 		for f in "$dir"/tmp_check/log/regress_log_*; do
@@ -238,9 +246,9 @@ main() {
 	local cmd=${1:-}
 	shift || true
 	case "$cmd" in
-		demo | test) ;;
+		demo | test | tap) ;;
 		*)
-			echo "usage: bash tools/run.sh demo [DIR] | test" >&2
+			echo "usage: bash tools/run.sh demo [DIR] | test | tap FILE..." >&2
 			exit 2
 			;;
 	esac
@@ -250,6 +258,8 @@ main() {
 	start_server
 	if [ "$cmd" = demo ]; then
 		demo "$@"
+	elif [ "$cmd" = tap ]; then
+		tap "$@"
 	else
 		run_tests
 	fi
