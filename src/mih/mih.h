@@ -395,6 +395,24 @@ typedef struct HammingBall
 
 #define DatumGetHammingBall(d)	((HammingBall *) DatumGetPointer(d))
 
+/* ball.c: an operand of a ball operator or index qual, classified by type */
+typedef struct ShBallOperand
+{
+	Node	   *expr;			/* the operand, known parameters folded */
+	bool		is_ball;		/* a hamming_ball, else a simhash */
+	bool		is_null;		/* a NULL constant (or a ball of NULL parts) */
+	bool		center_known;	/* center holds the fingerprint or centre */
+	bool		radius_known;	/* a ball's radius is a constant */
+	SimHash		center;
+	int			radius;			/* a ball's radius (the recommended one when
+								 * not known); -1 for a simhash */
+	Node	   *fp_expr;		/* the fingerprint expression to take
+								 * statistics from: a simhash operand, x of
+								 * hamming_ball(x, r); NULL if none */
+} ShBallOperand;
+
+extern void sh_ball_operand(PlannerInfo *root, Node *node, bool is_ball, ShBallOperand *op);
+
 /*
  * The fingerprint an index key holds: the simhash itself (simhash_ops), or
  * a hamming_ball's centre (simhash_ball_ops, the exclusion constraint's

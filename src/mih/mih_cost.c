@@ -110,26 +110,17 @@ mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
 static int
 qual_radius(Node *ballarg, bool *known)
 {
+	ShBallOperand op;
+
 	*known = false;
 	/* only a hamming_ball operand has a radius (a broken opclass may differ) */
 	if (get_typlen(exprType(ballarg)) != sizeof(HammingBall))
 		return 3;
-	if (IsA(ballarg, Const) && !((Const *) ballarg)->constisnull)
-	{
-		*known = true;
-		return DatumGetHammingBall(((Const *) ballarg)->constvalue)->radius;
-	}
-	if (IsA(ballarg, FuncExpr) && list_length(((FuncExpr *) ballarg)->args) == 2)
-	{
-		Node	   *r = lsecond(((FuncExpr *) ballarg)->args);
-
-		if (IsA(r, Const) && !((Const *) r)->constisnull)
-		{
-			*known = true;
-			return DatumGetInt32(((Const *) r)->constvalue);
-		}
-	}
-	return 3;					/* a typical near-duplicate radius */
+	sh_ball_operand(NULL, ballarg, true, &op);
+	if (!op.radius_known || op.radius < 0)
+		return 3;				/* a typical near-duplicate radius */
+	*known = true;
+	return op.radius;
 }
 
 /*
