@@ -209,7 +209,7 @@ tap() {
 	for f in "$@"; do tests+=("$dir/src/$f"); done
 	# two files at a time (each starts its own servers on free ports): the
 	# machine has 2 cores and the suites wait on I/O and fsync much of the time
-	pg env ${SIMHASH_STRESS_SECONDS:+SIMHASH_STRESS_SECONDS=$SIMHASH_STRESS_SECONDS} \
+	pg env $(env | grep -E '^SIMHASH_STRESS_[A-Z_]+=' | tr '\n' ' ') \
 		make -C "$dir/src" -s tapcheck TAP_TESTDIR="$dir" PROVE_FLAGS='--timer -j2' \
 		${tests[0]:+PROVE_TESTS="${tests[*]}"}
 	local rc=$?

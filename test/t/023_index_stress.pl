@@ -30,7 +30,11 @@
 # exactly the sequential scan's answers for 60 fixed queries (radius and kNN).
 #
 # Time: SIMHASH_STRESS_SECONDS (default 120) split into cycles of
-# SIMHASH_STRESS_CYCLE (default 30) seconds. The developers' long run:
+# SIMHASH_STRESS_CYCLE (default 30) seconds. Variants: the tables'
+# pending_limit values SIMHASH_STRESS_PENDING_LIMITS (default "256 default"),
+# and SIMHASH_STRESS_READERS, SIMHASH_STRESS_DELETES, SIMHASH_STRESS_CRASHES
+# set to 0 leave out the readers, the deleters, the immediate stops (the
+# report's own load is READERS=0 DELETES=0 CRASHES=0). The developers' long run:
 #   SIMHASH_STRESS_SECONDS=1800 prove ... test/t/023_index_stress.pl
 # (README.md, "Testing", says how to run one file).
 use strict;
@@ -45,7 +49,15 @@ my $TOTAL = $ENV{SIMHASH_STRESS_SECONDS} // 120;
 my $CYCLE = $ENV{SIMHASH_STRESS_CYCLE} // 30;
 my $ROWS = $ENV{SIMHASH_STRESS_ROWS} // 200_000;
 my $ncycles = $TOTAL > $CYCLE ? int($TOTAL / $CYCLE) : 1;
-my @tables = ([ 't256', 256 ], [ 'tdef', undef ]);
+# the variants the issue's runs need: SIMHASH_STRESS_PENDING_LIMITS (a list,
+# "default" for the default), SIMHASH_STRESS_READERS, _DELETES, _CRASHES (0 off)
+my @tables = map { [ $_ eq 'default' ? 'tdef' : "t$_", $_ eq 'default' ? undef : $_ ] }
+  split ' ', ($ENV{SIMHASH_STRESS_PENDING_LIMITS} // '256 default');
+my $READERS = $ENV{SIMHASH_STRESS_READERS} // 1;
+my $DELETES = $ENV{SIMHASH_STRESS_DELETES} // 1;
+my $CRASHES = $ENV{SIMHASH_STRESS_CRASHES} // 1;
+note("tables @{[ map { $_->[0] } @tables ]}, readers $READERS, deletes $DELETES, crashes $CRASHES, "
+	  . "$ncycles cycles of $CYCLE s");
 
 my $node = PostgreSQL::Test::Cluster->new('stress');
 $node->init;
@@ -238,20 +250,22 @@ my %done = (insert => 0, delete => 0, radius => 0, knn => 0, vacuum => 0);
 my $t0 = time;
 for my $cycle (1 .. $ncycles)
 {
-	my $crash = ($cycle % 2 == 0);
+	my $crash = $CRASHES && ($cycle % 2 == 0);
 	my @procs;
 	for my $t (@tables)
 	{
 		my $tbl = $t->[0];
 		push @procs, [ "$tbl writer", start_pgbench($tbl, $CYCLE, '-f', "$dir/insert.sql") ];
-		push @procs, [ "$tbl deleter", start_pgbench($tbl, $CYCLE, '-f', "$dir/delete.sql") ];
+		push @procs, [ "$tbl deleter", start_pgbench($tbl, $CYCLE, '-f', "$dir/delete.sql") ]
+		  if $DELETES;
 		push @procs,
 		  [
 			"$tbl readers",
 			start_pgbench(
 				$tbl, $CYCLE, '-c', '2', '-j', '2',
 				'-f', "$dir/radius.sql\@1", '-f', "$dir/knn.sql\@1")
-		  ];
+		  ]
+		  if $READERS;
 		push @procs, [ "$tbl VACUUM loop", start_pgbench($tbl, $CYCLE, '-f', "$dir/vacuum.sql") ];
 	}
 	if ($crash)
@@ -284,7 +298,7 @@ for my $cycle (1 .. $ncycles)
 note(sprintf('%d cycles in %.0f s: %s', $ncycles, time - $t0,
 	join(', ', map { "$_ $done{$_}" } sort keys %done)));
 cmp_ok($done{insert}, '>', 0, 'inserts ran');
-cmp_ok($done{radius} + $done{knn}, '>', 0, 'checked searches ran');
+cmp_ok($done{radius} + $done{knn}, '>', 0, 'checked searches ran') if $READERS;
 cmp_ok($done{vacuum}, '>', 0, 'the VACUUM loop ran');
 
 my $log = slurp_file($node->logfile, $logstart);
