@@ -193,6 +193,54 @@ SELECT id, fp <-> '0000000000000001' AS d FROM kn_empty ORDER BY fp <-> '0000000
 SELECT count(*) FROM kn_empty;
 RESET enable_seqscan;
 
+-- An index created on an empty table holds its first rows in the pending
+-- list only, with no run: the search is complete once that list is read.
+-- It used to go on enumerating block values no run held (2^(64/m) of them
+-- at the end): seconds at blocks = 2, a failed allocation of gigabytes at
+-- blocks = 1 (issue 22).
+CREATE TABLE kn_pend (id int, fp simhash);
+CREATE INDEX kn_pend_b1 ON kn_pend USING simhash (fp) WITH (blocks = 1);
+CREATE INDEX kn_pend_b2 ON kn_pend USING simhash (fp) WITH (blocks = 2);
+CREATE INDEX kn_pend_b16 ON kn_pend USING simhash (fp) WITH (blocks = 16);
+INSERT INTO kn_pend SELECT g, CASE WHEN g % 25 = 0 THEN NULL
+                                   ELSE ('x' || md5(g::text))::bit(64)::bigint::simhash END
+FROM generate_series(1, 200) g;
+SELECT index_name, (simhash_index_info(index_name::regclass)).runs,
+       (simhash_index_info(index_name::regclass)).pending_entries
+FROM unnest(ARRAY['kn_pend_b1', 'kn_pend_b2', 'kn_pend_b16']) index_name;
+CREATE TEMP TABLE kn_pend_seq AS
+  SELECT array_agg((fp <~> 'c4ca4238a0b92382')::int ORDER BY fp <-> 'c4ca4238a0b92382', id) AS d5
+  FROM (SELECT id, fp FROM kn_pend ORDER BY fp <-> 'c4ca4238a0b92382', id LIMIT 5) s;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+DO $$
+DECLARE idx text; d5 int[]; n bigint; nnull bigint; plan text; used boolean;
+BEGIN
+  FOREACH idx IN ARRAY ARRAY['kn_pend_b1', 'kn_pend_b2', 'kn_pend_b16'] LOOP
+    -- leave only this index, inside a subtransaction that is rolled back
+    BEGIN
+      EXECUTE (SELECT string_agg(format('DROP INDEX %I', i), '; ')
+               FROM unnest(ARRAY['kn_pend_b1', 'kn_pend_b2', 'kn_pend_b16']) i WHERE i <> idx);
+      used := false;
+      FOR plan IN EXECUTE $q$EXPLAIN (COSTS OFF)
+                  SELECT fp FROM kn_pend ORDER BY fp <-> 'c4ca4238a0b92382' LIMIT 5$q$ LOOP
+        used := used OR plan LIKE '%Index Scan using ' || idx || '%';
+      END LOOP;
+      SELECT array_agg((fp <~> 'c4ca4238a0b92382')::int) INTO d5
+        FROM (SELECT fp FROM kn_pend ORDER BY fp <-> 'c4ca4238a0b92382' LIMIT 5) s;
+      SELECT count(*), count(*) FILTER (WHERE fp IS NULL) INTO n, nnull
+        FROM (SELECT fp FROM kn_pend ORDER BY fp <-> 'c4ca4238a0b92382') s;
+      RAISE NOTICE '%: index scan %, 5 nearest %, equal to a sequential scan: %; unlimited: % rows, % NULL',
+        idx, used, d5, d5 = (SELECT kn_pend_seq.d5 FROM kn_pend_seq), n, nnull;
+      RAISE EXCEPTION 'rollback' USING ERRCODE = 'P0001';
+    EXCEPTION WHEN raise_exception THEN NULL;
+    END;
+  END LOOP;
+END $$;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE kn_pend;
+
 -- An index built before NULL entries existed (as extension 0.1.0 built it)
 -- cannot return NULL rows: the planner does not choose it for ORDER BY, and a
 -- plan forced onto it stops with an error rather than a wrong answer.

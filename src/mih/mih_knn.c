@@ -203,6 +203,19 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
+
+	/*
+	 * No run yet (an index created empty, its rows all pending): the pending
+	 * list was everything, and the NULL entries are among it. Probing would
+	 * only enumerate block values that no run holds, 2^(64/m) of them in
+	 * the end (issue 22: seconds at blocks = 2, an allocation of gigabytes
+	 * at blocks = 1).
+	 */
+	if (k->nruns == 0)
+	{
+		k->complete = true;
+		k->nulls_found = true;
+	}
 	return k;
 }
 
@@ -341,8 +354,12 @@ probe_step(MihKnn *k)
 	int			j = k->table;
 	uint64	   *vals = NULL;
 	int			nvals = 0;
+	bool		served = false;
 
-	if (s <= k->bits[j])
+	/* a table that no run serves has nothing to probe */
+	for (int r = 0; r < k->nruns; r++)
+		served |= (k->run_tables[r] & (1 << j)) != 0;
+	if (served && s <= k->bits[j])
 		vals = mih_table_probes_exact(k->q, k->masks[j], s, &nvals);
 	for (int r = 0; r < k->nruns && vals != NULL; r++)
 	{
