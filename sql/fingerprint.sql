@@ -80,6 +80,8 @@ SELECT simhash('abc'::text, 'bogus');
 SELECT simhash('abc'::text, 'WORDS');
 SELECT simhash('abc'::text, '');
 SELECT simhash('abc'::text, features => 'Chars', size => 3);
+-- a document passed as the mode: the message quotes 40 bytes of it, cut at a character
+SELECT simhash('abc'::text, repeat('ünknown ', 100000));
 SELECT simhash('abc'::text, 'words', 0);
 \echo SQLSTATE :LAST_ERROR_SQLSTATE
 SELECT simhash('abc'::text, 'words', 33);

@@ -119,6 +119,7 @@ SELECT count(*) FROM simhash_pair_groups('SELECT 1::bigint, 2::bigint WHERE fals
 SELECT * FROM simhash_pair_groups('SELECT a FROM pg_pairs');
 SELECT * FROM simhash_pair_groups('SELECT a::text, b::text FROM pg_pairs');
 SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'closest');
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', repeat('x', 100000));
 SET maintenance_work_mem = '1MB';
 SELECT count(*) FROM simhash_pair_groups('SELECT g, g + 1 FROM generate_series(1, 100000) g');
 RESET maintenance_work_mem;

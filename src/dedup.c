@@ -262,8 +262,8 @@ dedup_read_rows(WindowObject winobj, DedupRun *run, DedupPartition *part, DedupR
 		Datum		id,
 					fp;
 
-		id = WinGetFuncArgInPartition(winobj, 0, pos, WINDOW_SEEK_HEAD, false, &idnull, &isout);
-		fp = WinGetFuncArgInPartition(winobj, 1, pos, WINDOW_SEEK_HEAD, false, &fpnull, &isout);
+		id = WinGetFuncArgInPartition(winobj, 0, (int) pos, WINDOW_SEEK_HEAD, false, &idnull, &isout);
+		fp = WinGetFuncArgInPartition(winobj, 1, (int) pos, WINDOW_SEEK_HEAD, false, &fpnull, &isout);
 		part->result[pos] = DEDUP_NO_ROW;
 		if (fpnull)
 			continue;
@@ -438,12 +438,16 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 		return;
 	}
 
+	/*
+	 * Rows are read by position through WinGetFuncArgInPartition, whose
+	 * position is an int: a larger partition would wrap it.
+	 */
 	nrows = WinGetPartitionRowCount(winobj);
-	if (nrows >= (int64) PG_UINT32_MAX)
+	if (nrows > (int64) PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s() cannot group %lld rows in one partition", fname, (long long) nrows),
-				 errdetail("The limit is %u rows.", PG_UINT32_MAX - 1),
+				 errdetail("The limit is %d rows.", PG_INT32_MAX),
 				 errhint("Group fewer rows at a time with PARTITION BY.")));
 
 	memset(&run, 0, sizeof(run));

@@ -61,6 +61,26 @@ sh_text_to_utf8(text *t, size_t *len)
 	return (char *) to_utf8(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), len);
 }
 
+/*
+ * A user's value for an error message: at most SH_QUOTE_MAX bytes of it, cut
+ * at a character boundary, "..." marking a cut. An unknown option name can be
+ * a whole document passed in the wrong argument; echoing it whole put a
+ * 300 kB argument into one message (issue 22).
+ */
+#define SH_QUOTE_MAX 40
+
+char *
+sh_quote_prefix(const char *s)
+{
+	int			len = strlen(s);
+	int			keep;
+
+	if (len <= SH_QUOTE_MAX)
+		return pstrdup(s);
+	keep = pg_mbcliplen(s, len, SH_QUOTE_MAX);
+	return psprintf("%.*s...", keep, s);
+}
+
 static ShFeatureKind
 parse_feature_mode(text *mode)
 {
@@ -72,7 +92,7 @@ parse_feature_mode(text *mode)
 		return SH_FEATURES_CHARS;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown simhash feature mode \"%s\"", s),
+			 errmsg("unknown simhash feature mode \"%s\"", sh_quote_prefix(s)),
 			 errhint("Valid modes are \"words\" (words and word shingles) and \"chars\" (character n-grams).")));
 	return SH_FEATURES_WORDS;	/* keep compiler quiet */
 }

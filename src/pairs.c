@@ -204,14 +204,25 @@ cmp_int64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int
-cmp_uint64_asc(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
+/*
+ * Sorts of millions of ids and pairs that answer a cancel request or
+ * statement_timeout (qsort() does not).
+ */
+#define ST_SORT sort_int64_interruptible
+#define ST_ELEMENT_TYPE int64
+#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return (x > y) - (x < y);
-}
+#define ST_SORT sort_uint64_interruptible
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 static uint32
 id_index(const PairList *pl, int64 id)
@@ -310,7 +321,7 @@ read_pairs(const char *query, PairList *pl)
 		all[nall++] = a[i];
 		all[nall++] = b[i];
 	}
-	qsort(all, nall, sizeof(int64), cmp_int64);
+	sort_int64_interruptible(all, nall);
 	pl->nids = 0;
 	for (int64 i = 0; i < nall; i++)
 		if (i == 0 || all[i] != all[i - 1])
@@ -327,8 +338,12 @@ read_pairs(const char *query, PairList *pl)
 	pl->edges = palloc_extended(Max(npairs, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
 	pl->nedges = npairs;
 	for (int64 i = 0; i < npairs; i++)
+	{
 		pl->edges[i] = ((uint64) id_index(pl, b[i]) << 32) | id_index(pl, a[i]);
-	qsort(pl->edges, npairs, sizeof(uint64), cmp_uint64_asc);
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	sort_uint64_interruptible(pl->edges, npairs);
 	pfree(a);
 	pfree(b);
 }
@@ -373,7 +388,7 @@ simhash_pair_groups(PG_FUNCTION_ARGS)
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown grouping method \"%s\"", method),
+				 errmsg("unknown grouping method \"%s\"", sh_quote_prefix(method)),
 				 errhint("The methods are 'leader' and 'component'.")));
 
 	InitMaterializedSRF(fcinfo, 0);

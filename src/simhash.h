@@ -105,6 +105,7 @@ extern double sh_near_pair_selectivity(struct PlannerInfo *root, Node *var, int 
 
 /* ---- text helpers (fingerprint.c) ---- */
 extern char *sh_text_to_utf8(text *t, size_t *len);
+extern char *sh_quote_prefix(const char *s);
 
 /* module.c: configuration parameters */
 extern int	simhash_progress_interval;

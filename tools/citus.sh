@@ -7,8 +7,8 @@
 #   bash tools/citus.sh install    only install
 #
 # Citus is not in Debian. Users install it from Citus's own packages (see README.md); for CI
-# and development the release source is ../shared/vendor/citus-13.2.2.tar.gz beside this
-# checkout, or /work/shared/vendor/ (or $SIMHASH_CITUS_TARBALL), with the patch that
+# and development the release source is $SIMHASH_CITUS_TARBALL, else
+# ../shared/vendor/citus-13.2.2.tar.gz beside this checkout, with the patch that
 # PostgreSQL 15.18 and later need (they export have_createdb_privilege(), which Citus 13.2.2
 # defines again for versions before 16). The build takes a few minutes on 2 cores and is kept
 # once installed. Exit status 3: Citus is neither installed nor buildable here (skipped).
@@ -25,8 +25,7 @@ log() { echo "==> citus: $*"; }
 
 find_source() {
 	local f
-	for f in ${SIMHASH_CITUS_TARBALL:-} "$ROOT/../shared/vendor/citus-$CITUS_VERSION.tar.gz" \
-		"/work/shared/vendor/citus-$CITUS_VERSION.tar.gz"; do
+	for f in ${SIMHASH_CITUS_TARBALL:-} "$ROOT/../shared/vendor/citus-$CITUS_VERSION.tar.gz"; do
 		if [ -f "$f" ]; then
 			echo "$f"
 			return 0

@@ -9,7 +9,7 @@
 #   bash tools/pg_matrix.sh tap MAJOR       the TAP suites against it (two files at a time)
 #
 # Sources: 17 from $SIMHASH_PG17_TARBALL, else postgresql-17.6.tar.xz in ../shared/vendor/
-# beside this repository or in /work/shared/vendor/ (Debian's 17 source is not served here);
+# beside this repository (Debian's 17 source is not served here);
 # 18 from Debian's postgresql-18 source package, fetched with a deb-src entry for sid. Prefixes: $SIMHASH_PG_BUILDS/MAJOR (default /opt/simhash-pg/MAJOR);
 # a build is complete when MAJOR/.complete exists. A cold build of 17 takes about 4 minutes
 # on 2 cores. Run as root (the scratch cluster runs as the postgres OS user). Exit status 3:
@@ -23,14 +23,12 @@ WORK=${SIMHASH_RUN_DIR:-/tmp/simhash-run}/pg-matrix
 log() { printf '\n==> %s\n' "$*"; }
 pg() { runuser -u postgres -- "$@"; }
 
-# the first that exists of: $SIMHASH_PG17_TARBALL, ../shared/vendor/ beside this checkout,
-# the workspace's shared/vendor/ (a clone elsewhere, such as CI's)
+# the first that exists of: $SIMHASH_PG17_TARBALL, ../shared/vendor/ beside this checkout
 source_tarball() {
 	local f
 	case "$1" in
 		17)
-			for f in ${SIMHASH_PG17_TARBALL:-} "$ROOT/../shared/vendor/postgresql-17.6.tar.xz" \
-				/work/shared/vendor/postgresql-17.6.tar.xz; do
+			for f in ${SIMHASH_PG17_TARBALL:-} "$ROOT/../shared/vendor/postgresql-17.6.tar.xz"; do
 				[ -f "$f" ] && { echo "$f"; return; }
 			done
 			echo "$ROOT/../shared/vendor/postgresql-17.6.tar.xz"

@@ -277,8 +277,11 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 	DescentCache dc;
 
 	if (hdr->height[j] > MIH_MAX_HEIGHT)
-		elog(ERROR, "simhash index \"%s\": a run's tree is %d levels high",
-			 RelationGetRelationName(index), hdr->height[j]);
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\" is corrupted: a run's tree is %d levels high, at most %d expected",
+						RelationGetRelationName(index), hdr->height[j], MIH_MAX_HEIGHT),
+				 errhint("REINDEX the index.")));
 	memset(&dc, 0, sizeof(dc));
 	for (int l = 0; l <= MIH_MAX_HEIGHT; l++)
 		dc.blk[l] = InvalidBlockNumber;

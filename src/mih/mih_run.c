@@ -640,6 +640,9 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 		mih_run_writer_end_table(w);
 	}
 	binaryheap_free(heap);
+	for (int r = 0; r < nruns; r++)
+		if (sources[r].dead)
+			hash_destroy(sources[r].dead);
 	pfree(sources);
 	pfree(hdrs);
 	if (w == NULL)
