@@ -14,12 +14,17 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
 /* Append to *out every value (q & mask) with up to s of the mask's bits flipped. */
 static void
 enumerate_flips(uint64 base, const int *bits, int nbits, int start, int left,
 				uint64 *out, int *n)
 {
 	out[(*n)++] = base;
+	if ((*n & 0xFFFF) == 0)
+		CHECK_FOR_INTERRUPTS();
 	if (left == 0)
 		return;
 	for (int i = start; i < nbits; i++)
@@ -35,6 +40,8 @@ enumerate_exact(uint64 base, const int *bits, int nbits, int start, int left,
 	if (left == 0)
 	{
 		out[(*n)++] = base;
+		if ((*n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 		return;
 	}
 	for (int i = start; i <= nbits - left; i++)
@@ -42,13 +49,29 @@ enumerate_exact(uint64 base, const int *bits, int nbits, int start, int left,
 						left - 1, out, n);
 }
 
-static int
-cmp_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
+/* probe values sorted answering cancel requests (qsort() does not) */
+#define ST_SORT sort_probes
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return (x > y) - (x < y);
+/*
+ * Room for count probe values, or an error: callers keep their counts small
+ * (the scans fall back to reading a table whole long before), so this only
+ * guards against a count that would not fit an int or an allocation.
+ */
+static uint64 *
+alloc_probes(double count)
+{
+	if (count > (double) PG_INT32_MAX || count * sizeof(uint64) > (double) MaxAllocHugeSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a simhash index search would probe %.0f block values in one table", count),
+				 errhint("Use a smaller radius, or an index with more blocks.")));
+	return palloc_extended(Max((Size) count, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
 }
 
 /* Number of values within s bits of a b-bit block: sum of C(b, i), i <= s. */
@@ -75,8 +98,9 @@ mih_table_probes(SimHash q, uint64 mask, int s, int *n)
 {
 	int			bits[SIMHASH_BITS];
 	int			nbits = 0;
-	int			max = (int) mih_probes_per_table(pg_popcount64(mask), s);
-	uint64	   *out = palloc(max * sizeof(uint64));
+	double		count = mih_probes_per_table(pg_popcount64(mask), s);
+	uint64	   *out = alloc_probes(count);
+	int			max PG_USED_FOR_ASSERTS_ONLY = (int) count;
 
 	for (int i = 0; i < SIMHASH_BITS; i++)
 		if (mask & (UINT64CONST(1) << i))
@@ -84,7 +108,7 @@ mih_table_probes(SimHash q, uint64 mask, int s, int *n)
 	*n = 0;
 	enumerate_flips(q & mask, bits, nbits, 0, s, out, n);
 	Assert(*n == max);
-	qsort(out, *n, sizeof(uint64), cmp_uint64);
+	sort_probes(out, *n);
 	return out;
 }
 
@@ -140,18 +164,20 @@ mih_table_probes_exact(SimHash q, uint64 mask, int s, int *n)
 {
 	int			bits[SIMHASH_BITS];
 	int			nbits = 0;
-	int			max;
+	int			max PG_USED_FOR_ASSERTS_ONLY;
+	double		count;
 	uint64	   *out;
 
 	for (int i = 0; i < SIMHASH_BITS; i++)
 		if (mask & (UINT64CONST(1) << i))
 			bits[nbits++] = i;
-	max = (int) (mih_probes_per_table(nbits, s) - mih_probes_per_table(nbits, s - 1));
-	out = palloc(Max(max, 1) * sizeof(uint64));
+	count = mih_probes_per_table(nbits, s) - mih_probes_per_table(nbits, s - 1);
+	out = alloc_probes(count);
+	max = (int) count;
 	*n = 0;
 	if (s <= nbits)
 		enumerate_exact(q & mask, bits, nbits, 0, s, out, n);
 	Assert(*n == max);
-	qsort(out, *n, sizeof(uint64), cmp_uint64);
+	sort_probes(out, *n);
 	return out;
 }
