@@ -41,7 +41,7 @@ need_root() {
 PACKAGES=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib
 	libxxhash-dev libipc-run-perl make gcc clang libclang-rt-dev valgrind
 	python3 python3-xxhash unicode-data
-	git dpkg-dev debhelper postgresql-server-dev-all)
+	git dpkg-dev debhelper postgresql-server-dev-all sqlsmith)
 
 install_packages() {
 	local missing=()
