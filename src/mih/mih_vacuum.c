@@ -20,6 +20,7 @@
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 /* Mark the dead entries of one page; returns the number it had live before. */
 static void
@@ -105,7 +106,8 @@ set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead
  * 0 hold every entry of the runs once between them, and so do the runs
  * serving any other table: the other tables ask this set instead of the
  * callback (once per TID, not once per table), and are skipped entirely
- * when it is empty. Not valid for a run flagged MIH_RUN_VACUUMING, whose
+ * when nothing died. The set is kept within maintenance_work_mem; past it,
+ * the other tables ask the callback too (record_dead). Not valid for a run flagged MIH_RUN_VACUUMING, whose
  * dead marks may disagree with other tables' (a crashed bulk delete, or a
  * merge from such a run): its tables ask the callback themselves.
  */
@@ -113,10 +115,18 @@ typedef struct DeadTids
 {
 	IndexBulkDeleteCallback callback;
 	void	   *callback_state;
-	HTAB	   *tids;
+	HTAB	   *tids;			/* NULL once it outgrew its budget */
+	MemoryContext cxt;			/* holds tids, and nothing else */
+	Size		budget;			/* maintenance_work_mem, in bytes */
 	int64		n;
 } DeadTids;
 
+/*
+ * Ask the callback, and remember a dead TID for the other tables while the
+ * set stays within maintenance_work_mem (the memory VACUUM gives an index).
+ * Past that, the set is dropped and every table asks the callback itself:
+ * slower, never larger.
+ */
 static bool
 record_dead(ItemPointer tid, void *state)
 {
@@ -124,8 +134,18 @@ record_dead(ItemPointer tid, void *state)
 
 	if (!d->callback(tid, d->callback_state))
 		return false;
-	hash_search(d->tids, tid, HASH_ENTER, NULL);
 	d->n++;
+	if (d->tids)
+	{
+		hash_search(d->tids, tid, HASH_ENTER, NULL);
+		if ((d->n & 1023) == 0 && MemoryContextMemAllocated(d->cxt, true) > d->budget)
+		{
+			elog(DEBUG1, "simhash bulk delete: %lld dead TIDs passed maintenance_work_mem (%zu bytes); the other tables ask VACUUM's callback",
+				 (long long) d->n, d->budget);
+			hash_destroy(d->tids);
+			d->tids = NULL;
+		}
+	}
 	return true;
 }
 
@@ -172,9 +192,12 @@ vacuum_runs(Relation index, const MihMetaPageData *snap, IndexBulkDeleteCallback
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(ItemPointerData);
 	ctl.entrysize = sizeof(ItemPointerData);
-	ctl.hcxt = CurrentMemoryContext;
 	dead.callback = callback;
 	dead.callback_state = callback_state;
+	dead.cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash dead TIDs",
+									 ALLOCSET_DEFAULT_SIZES);
+	ctl.hcxt = dead.cxt;
+	dead.budget = (Size) maintenance_work_mem * 1024;
 	dead.tids = hash_create("simhash dead TIDs", 1024, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	dead.n = 0;
@@ -208,15 +231,18 @@ vacuum_runs(Relation index, const MihMetaPageData *snap, IndexBulkDeleteCallback
 				continue;
 			if (!flagged[r] && dead.n == 0)
 				break;			/* nothing died: the tables agree */
-			n = vacuum_table(index, &hdrs[r], j, flagged[r] ? callback : known_dead,
-							 flagged[r] ? callback_state : (void *) &dead, &ignored,
-							 strategy);
+			/* a flagged run, or a set that outgrew its budget: the callback */
+			if (flagged[r] || dead.tids == NULL)
+				n = vacuum_table(index, &hdrs[r], j, callback, callback_state, &ignored,
+								 strategy);
+			else
+				n = vacuum_table(index, &hdrs[r], j, known_dead, &dead, &ignored, strategy);
 			/* a run without table 0 counts in its first table */
 			if ((tables & ((1 << j) - 1)) == 0)
 				newly_dead[r] = n;
 		}
 	}
-	hash_destroy(dead.tids);
+	MemoryContextDelete(dead.cxt);
 
 	for (int r = 0; r < snap->nruns; r++)
 		set_run_vacuuming(index, snap->runs[r], false, newly_dead[r], NULL, NULL);

@@ -1,0 +1,73 @@
+# Memory the index's maintenance takes stays within the setting users set
+# (issue 22, item 3, bulk delete).
+#
+# Bulk delete asks VACUUM's callback in table 0 and keeps the dead TIDs in a
+# set that the other tables look up. That set is kept within
+# maintenance_work_mem: past it, it is dropped (a DEBUG1 line says so) and
+# every table asks the callback itself. Here 200,000 of 300,000 rows are
+# deleted and VACUUMed with maintenance_work_mem = 1MB (about 40,000 TIDs fit):
+# the set must be dropped, and the index must still answer exactly what a
+# sequential scan answers and pass simhash_index_verify; with the default
+# 64MB the set fits and is kept.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('memory');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+autovacuum = off
+log_min_messages = debug1
+});
+$node->start;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION simhash;
+CREATE TABLE t (id bigserial PRIMARY KEY, fp simhash);
+INSERT INTO t (fp) SELECT ('x' || md5(g::text))::bit(64)::bigint::simhash FROM generate_series(1, 300000) g;
+CREATE INDEX t_fp ON t USING simhash (fp);
+});
+
+sub exact
+{
+	my ($what) = @_;
+	my $res = $node->safe_psql(
+		'postgres', q{
+CREATE TEMP TABLE q AS SELECT fp FROM t WHERE id % 997 = 0 LIMIT 40;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+CREATE TEMP TABLE by_index AS SELECT q.fp AS q, t.id FROM q JOIN t ON t.fp <~> q.fp <= 12;
+RESET enable_seqscan; SET enable_indexscan = off;
+CREATE TEMP TABLE by_seq AS SELECT q.fp AS q, t.id FROM q JOIN t ON (t.fp <-> q.fp) <= 12;
+SELECT (SELECT count(*) FROM by_seq),
+       (SELECT count(*) FROM (SELECT * FROM by_index EXCEPT SELECT * FROM by_seq) a) +
+       (SELECT count(*) FROM (SELECT * FROM by_seq EXCEPT SELECT * FROM by_index) b);
+});
+	my ($rows, $diff) = split /\|/, $res;
+	cmp_ok($rows, '>', 0, "$what: the queries find rows");
+	is($diff, 0, "$what: the index answers as a sequential scan does");
+	my ($rc, $out, $err) = $node->psql('postgres', "SELECT * FROM simhash_index_verify('t_fp')");
+	is($err, '', "$what: simhash_index_verify passes");
+}
+
+my $msg = qr/simhash bulk delete: \d+ dead TIDs passed maintenance_work_mem/;
+
+# the set fits: kept
+my $logstart = -s $node->logfile;
+$node->safe_psql('postgres', 'DELETE FROM t WHERE id % 30 = 0; VACUUM t');
+unlike(slurp_file($node->logfile, $logstart), $msg, 'with 64MB, 10,000 dead TIDs stay in the set');
+exact('after VACUUM with the set kept');
+
+# the set outgrows 1MB: dropped, the callback asked by every table
+$logstart = -s $node->logfile;
+$node->safe_psql('postgres',
+	"DELETE FROM t WHERE id % 3 <> 0; SET maintenance_work_mem = '1MB'; VACUUM t");
+like(slurp_file($node->logfile, $logstart), $msg,
+	'with maintenance_work_mem = 1MB, the dead-TID set is dropped once it passes 1MB');
+exact('after VACUUM past the budget');
+
+$node->stop;
+done_testing();
