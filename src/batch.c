@@ -34,6 +34,7 @@
 #include "utils/memutils.h"
 
 #include "batch.h"
+#include "binomial.h"
 #include "radix.h"
 
 /* runs no longer than this are compared pairwise */
@@ -89,20 +90,6 @@ batch_key(uint64 item)
 	return (uint32) (item >> 32);
 }
 
-/* n choose k as a double (exact for the small values used here) */
-static double
-batch_binomial(int n, int k)
-{
-	double		c = 1.0;
-
-	if (k < 0 || k > n)
-		return 0.0;
-	if (k > n - k)
-		k = n - k;
-	for (int i = 1; i <= k; i++)
-		c = c * (n - k + i) / i;
-	return c;
-}
 
 /*
  * The number of blocks to split w active bits into for n fingerprints and
@@ -117,7 +104,7 @@ batch_choose_blocks(double n, int w, int r)
 
 	for (int m = r + 1; m <= w; m++)
 	{
-		double		tables = batch_binomial(m, r);
+		double		tables = sh_binomial(m, r);
 		int			small = w / m;
 		int			large = (w + m - 1) / m;
 		double		keybits = (double) (m - r) * w / m;
@@ -306,7 +293,7 @@ batch_enumerate(BatchCtx *ctx, uint64 *items, uint32 n, uint64 active,
 
 	/* a table for every choice of m - radius blocks, in lexicographic order */
 	keep = m - radius;
-	ntables = (int) batch_binomial(m, radius);
+	ntables = (int) sh_binomial(m, radius);
 	tables = palloc(sizeof(uint64) * ntables);
 	for (int i = 0; i < keep; i++)
 		chosen[i] = i;

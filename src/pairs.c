@@ -28,6 +28,7 @@
  * be gathered where the groups are made.
  */
 #include "simhash.h"
+#include "binomial.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -40,24 +41,13 @@
 /* At most this many keys per fingerprint: C(m, r) rows for every row. */
 #define PAIRS_MAX_KEYS 10000
 
-/* C(n, k), or PAIRS_MAX_KEYS + 1 when it is larger (n <= 64). */
+/* C(n, k), or PAIRS_MAX_KEYS + 1 when it is larger (exact below the cap). */
 static int64
 pairs_choose(int n, int k)
 {
-	int64		c = 1;
+	double		c = sh_binomial(n, k);
 
-	if (k < 0 || k > n)
-		return 0;
-	if (k > n - k)
-		k = n - k;
-	for (int i = 1; i <= k; i++)
-	{
-		/* exact: c * (n - k + i) / i is C(n - k + i, i) */
-		c = c * (n - k + i) / i;
-		if (c > PAIRS_MAX_KEYS)
-			return PAIRS_MAX_KEYS + 1;
-	}
-	return c;
+	return c > PAIRS_MAX_KEYS ? PAIRS_MAX_KEYS + 1 : (int64) c;
 }
 
 /*

@@ -14,6 +14,7 @@
  * probability that two independent random fingerprints are within r bits.
  */
 #include "mih.h"
+#include "binomial.h"
 
 #include <float.h>
 #include <math.h>
@@ -32,19 +33,11 @@
 double
 hamming_within_prob(int radius)
 {
-	double		total = 0;
-	double		c = 1;			/* C(64, i) */
-
 	if (radius < 0)
 		return 0;
 	if (radius >= SIMHASH_BITS)
 		return 1;
-	for (int i = 0; i <= radius; i++)
-	{
-		total += c;
-		c = c * (SIMHASH_BITS - i) / (i + 1);
-	}
-	return total / 18446744073709551616.0;	/* 2^64 */
+	return sh_binomial_sum(SIMHASH_BITS, radius) / 18446744073709551616.0;	/* 2^64 */
 }
 
 /*

@@ -11,6 +11,7 @@
  * query's block j.
  */
 #include "mih.h"
+#include "binomial.h"
 
 #include <math.h>
 
@@ -78,15 +79,7 @@ alloc_probes(double count)
 double
 mih_probes_per_table(int blockbits, int s)
 {
-	double		total = 0;
-	double		c = 1;
-
-	for (int i = 0; i <= s && i <= blockbits; i++)
-	{
-		total += c;
-		c = c * (blockbits - i) / (i + 1);
-	}
-	return total;
+	return sh_binomial_sum(blockbits, s);
 }
 
 /*
