@@ -421,11 +421,11 @@ within_selectivity(SupportRequestSelectivity *req)
 	{
 		if (IsA(b, Const) && !IsA(a, Const))
 			return ((Const *) b)->constisnull ? 0 :
-				mih_within_selectivity(req->root, a, req->varRelid,
+				sh_within_selectivity(req->root, a, req->varRelid,
 									   DatumGetSimHash(((Const *) b)->constvalue), radius);
 		if (IsA(a, Const) && !IsA(b, Const))
 			return ((Const *) a)->constisnull ? 0 :
-				mih_within_selectivity(req->root, b, req->varRelid,
+				sh_within_selectivity(req->root, b, req->varRelid,
 									   DatumGetSimHash(((Const *) a)->constvalue), radius);
 	}
 	/* two rows' fingerprints (a join): how many pairs are that close */

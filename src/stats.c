@@ -22,7 +22,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "mih/mih.h"
+#include "ball.h"
 
 /*
  * Our statistics slot: a private "kind" code, chosen at random in the

@@ -34,6 +34,7 @@
 #define SIMHASH_MIH_H
 
 #include "simhash.h"
+#include "ball.h"
 
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
@@ -385,33 +386,6 @@ typedef struct MihOptions
 	int			pending_limit;	/* entries before the pending list is merged */
 } MihOptions;
 
-/* ---- the query: a hamming_ball (fingerprint and radius) ---- */
-typedef struct HammingBall
-{
-	SimHash		center;
-	int32		radius;
-	int32		pad;			/* keeps the struct 16 bytes, zeroed */
-} HammingBall;
-
-#define DatumGetHammingBall(d)	((HammingBall *) DatumGetPointer(d))
-
-/* ball.c: an operand of a ball operator or index qual, classified by type */
-typedef struct ShBallOperand
-{
-	Node	   *expr;			/* the operand, known parameters folded */
-	bool		is_ball;		/* a hamming_ball, else a simhash */
-	bool		is_null;		/* a NULL constant (or a ball of NULL parts) */
-	bool		center_known;	/* center holds the fingerprint or centre */
-	bool		radius_known;	/* a ball's radius is a constant */
-	SimHash		center;
-	int			radius;			/* a ball's radius (the recommended one when
-								 * not known); -1 for a simhash */
-	Node	   *fp_expr;		/* the fingerprint expression to take
-								 * statistics from: a simhash operand, x of
-								 * hamming_ball(x, r); NULL if none */
-} ShBallOperand;
-
-extern void sh_ball_operand(PlannerInfo *root, Node *node, bool is_ball, ShBallOperand *op);
 
 /*
  * The fingerprint an index key holds: the simhash itself (simhash_ops), or
@@ -579,9 +553,5 @@ extern uint64 *mih_table_probes_exact(SimHash q, uint64 mask, int s, int *n);
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);
 
-/* ---- mih_cost.c: shared with the planner support ---- */
-extern double hamming_within_prob(int radius);
-extern double mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
-									 SimHash center, int radius);
 
 #endif							/* SIMHASH_MIH_H */

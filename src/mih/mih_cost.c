@@ -1,17 +1,13 @@
 /*
  * mih_cost.c
- *		Cost and selectivity estimates for radius searches.
+ *		Cost estimates for radius and nearest-neighbour searches.
  *
  * Cost follows the structure: for each run and each of the m tables, one
  * B+tree descent per probe value (all values within s = r / m bits of the
  * query's block), the leaf entries holding those values, and the pending
  * list read whole. When the probes would outnumber MIH_MAX_PROBES the scan
  * reads table 0 whole, and so does the estimate.
- *
- * Selectivity of "fp within r bits of q" comes from the column's statistics
- * when q is a constant: the share of the most common values and histogram
- * bounds (a sample of the column) within r bits; it never goes below the
- * probability that two independent random fingerprints are within r bits.
+ * Selectivity comes from src/selectivity.c.
  */
 #include "mih.h"
 #include "binomial.h"
@@ -28,76 +24,6 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
-
-/* P(distance <= radius) for two independent uniform 64-bit fingerprints. */
-double
-hamming_within_prob(int radius)
-{
-	if (radius < 0)
-		return 0;
-	if (radius >= SIMHASH_BITS)
-		return 1;
-	return sh_binomial_sum(SIMHASH_BITS, radius) / 18446744073709551616.0;	/* 2^64 */
-}
-
-/*
- * Selectivity of "var within radius bits of center" from the column's
- * statistics; the binomial floor when there are none.
- */
-double
-mih_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
-					   SimHash center, int radius)
-{
-	VariableStatData vardata;
-	double		floor = hamming_within_prob(radius);
-	double		sel = floor;
-
-	if (radius < 0)
-		return 0;
-	if (radius >= SIMHASH_BITS)
-		return 1;
-	examine_variable(root, var, varRelid, &vardata);
-	if (HeapTupleIsValid(vardata.statsTuple))
-	{
-		Form_pg_statistic stats = (Form_pg_statistic) GETSTRUCT(vardata.statsTuple);
-		AttStatsSlot mcv;
-		AttStatsSlot hist;
-		double		mcvfrac = 0;
-		double		mcvmatch = 0;
-		double		histmatch = -1;
-
-		if (get_attstatsslot(&mcv, vardata.statsTuple, STATISTIC_KIND_MCV,
-							 InvalidOid, ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS))
-		{
-			for (int i = 0; i < mcv.nvalues; i++)
-			{
-				mcvfrac += mcv.numbers[i];
-				if (simhash_hamming(DatumGetSimHash(mcv.values[i]), center) <= radius)
-					mcvmatch += mcv.numbers[i];
-			}
-			free_attstatsslot(&mcv);
-		}
-		if (get_attstatsslot(&hist, vardata.statsTuple, STATISTIC_KIND_HISTOGRAM,
-							 InvalidOid, ATTSTATSSLOT_VALUES))
-		{
-			int			n = 0;
-
-			for (int i = 0; i < hist.nvalues; i++)
-				if (simhash_hamming(DatumGetSimHash(hist.values[i]), center) <= radius)
-					n++;
-			if (hist.nvalues > 0)
-				histmatch = (double) n / hist.nvalues;
-			free_attstatsslot(&hist);
-		}
-		sel = mcvmatch;
-		if (histmatch >= 0)
-			sel += histmatch * Max(0.0, 1.0 - mcvfrac - stats->stanullfrac);
-		sel = Max(sel, floor);
-	}
-	ReleaseVariableStats(vardata);
-	CLAMP_PROBABILITY(sel);
-	return sel;
-}
 
 /* The radius of an index qual "fp <@ ball" when it is known at plan time. */
 static int
