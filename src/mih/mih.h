@@ -434,6 +434,11 @@ extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 ty
 						   uint32 serial, int table);
 extern void mih_check_pending_tail(Relation index, Page page, BlockNumber blk);
 
+/* a run header read by whoever does not know its serial: the type is checked */
+#define MIH_ANY_SERIAL	(-1)
+extern void mih_read_run_header(Relation index, BlockNumber blk, int64 serial,
+								MihRunHeader *hdr);
+
 /* ---- mih_run.c: writing, merging and retiring runs ---- */
 typedef struct MihRunWriter MihRunWriter;
 

@@ -366,17 +366,11 @@ probe_step(MihKnn *k)
 		vals = mih_table_probes_exact(k->q, k->masks[j], s, &nvals);
 	for (int r = 0; r < k->nruns && vals != NULL; r++)
 	{
-		Buffer		buf;
 		MihRunHeader hdr;
 
 		if (!(k->run_tables[r] & (1 << j)))
 			continue;
-		buf = ReadBuffer(k->index, k->runs[r]);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		mih_check_page(k->index, BufferGetPage(buf), k->runs[r], MIH_PAGE_RUNHEAD,
-					   k->run_serials[r], -1);
-		memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
-		UnlockReleaseBuffer(buf);
+		mih_read_run_header(k->index, k->runs[r], k->run_serials[r], &hdr);
 		probe_table(k, &hdr, j, vals, nvals, s);
 	}
 	if (vals)
@@ -413,12 +407,7 @@ read_table0(MihKnn *k, bool nulls_only)
 
 		if (!(k->run_tables[r] & 1))
 			continue;
-		buf = ReadBuffer(k->index, k->runs[r]);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		mih_check_page(k->index, BufferGetPage(buf), k->runs[r], MIH_PAGE_RUNHEAD,
-					   k->run_serials[r], -1);
-		memcpy(&hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(hdr));
-		UnlockReleaseBuffer(buf);
+		mih_read_run_header(k->index, k->runs[r], k->run_serials[r], &hdr);
 		for (leaf = hdr.first_leaf[0]; leaf != InvalidBlockNumber;)
 		{
 			Page		page;

@@ -376,19 +376,15 @@ static void
 retired_size_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
 {
 	RetiredSize *rs = (RetiredSize *) arg;
-	Buffer		buf;
-	MihRunHeader *hdr;
+	MihRunHeader hdr;
 	uint32		tables;
 	bool		header;
 
 	if (r == NULL || !r->is_run)
 		return;					/* list pages, pending chains: small */
-	buf = ReadBuffer(rs->index, r->head);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	hdr = MihPageGetRunHeader(BufferGetPage(buf));
-	tables = mih_retired_run_tables(r, hdr->ntables, &header);
-	rs->entry_tables += hdr->nentries * pg_popcount32(tables);
-	UnlockReleaseBuffer(buf);
+	mih_read_run_header(rs->index, r->head, MIH_ANY_SERIAL, &hdr);
+	tables = mih_retired_run_tables(r, hdr.ntables, &header);
+	rs->entry_tables += hdr.nentries * pg_popcount32(tables);
 }
 
 /*
@@ -406,13 +402,10 @@ choose_fold(Relation index, MergePlan *plan, uint32 done)
 
 	for (int r = 0; r < snap->nruns; r++)
 	{
-		Buffer		buf = ReadBuffer(index, snap->runs[r]);
-		MihRunHeader *hdr;
+		MihRunHeader hdr;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		hdr = MihPageGetRunHeader(BufferGetPage(buf));
-		ndead[r] = hdr->ndead;
-		UnlockReleaseBuffer(buf);
+		mih_read_run_header(index, snap->runs[r], snap->run_serials[r], &hdr);
+		ndead[r] = hdr.ndead;
 	}
 	for (int j = 0; j < snap->nblocks; j++)
 	{

@@ -225,6 +225,25 @@ mih_check_pending_tail(Relation index, Page page, BlockNumber blk)
 			 errhint("REINDEX the index.")));
 }
 
+/*
+ * Copy the header of the run at blk, checking under the lock that the page
+ * is a run header and, when serial is not MIH_ANY_SERIAL, that it is the
+ * run the caller's link named (see mih_check_page).
+ */
+void
+mih_read_run_header(Relation index, BlockNumber blk, int64 serial, MihRunHeader *hdr)
+{
+	Buffer		buf = ReadBuffer(index, blk);
+	Page		page = BufferGetPage(buf);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	mih_check_page(index, page, blk, MIH_PAGE_RUNHEAD,
+				   serial == MIH_ANY_SERIAL ? (PageIsNew(page) ? 0 : MihPageGetOpaque(page)->serial)
+				   : (uint32) serial, -1);
+	memcpy(hdr, MihPageGetRunHeader(page), sizeof(MihRunHeader));
+	UnlockReleaseBuffer(buf);
+}
+
 /* Mark a page free (WAL-logged) and tell the free space map. */
 void
 mih_mark_free(Relation index, Buffer buf)

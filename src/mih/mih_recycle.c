@@ -150,17 +150,12 @@ free_page_visitor(BlockNumber blk, void *arg)
 static void
 free_run_pages(Relation index, const MihRetired *r)
 {
-	Buffer		buf = ReadBuffer(index, r->head);
-	uint16		ntables;
+	MihRunHeader hdr;
 	uint32		tables;
 	bool		header;
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	mih_check_page(index, BufferGetPage(buf), r->head, MIH_PAGE_RUNHEAD,
-				   MihPageGetOpaque(BufferGetPage(buf))->serial, -1);
-	ntables = MihPageGetRunHeader(BufferGetPage(buf))->ntables;
-	UnlockReleaseBuffer(buf);
-	tables = mih_retired_run_tables(r, ntables, &header);
+	mih_read_run_header(index, r->head, MIH_ANY_SERIAL, &hdr);
+	tables = mih_retired_run_tables(r, hdr.ntables, &header);
 	mih_walk_run(index, r->head, tables, header, free_page_visitor, index, NULL);
 }
 

@@ -567,11 +567,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 	Assert(nextra == 0 || tables == MIH_ALL_TABLES(nblocks));
 	for (int r = 0; r < nruns; r++)
 	{
-		Buffer		buf = ReadBuffer(index, runs[r]);
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		memcpy(&hdrs[r], MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
-		UnlockReleaseBuffer(buf);
+		mih_read_run_header(index, runs[r], MIH_ANY_SERIAL, &hdrs[r]);
 		if (hdrs[r].flags & MIH_RUN_VACUUMING)
 		{
 			sources[r].dead = collect_dead(index, &hdrs[r], run_tables[r]);

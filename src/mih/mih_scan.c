@@ -321,7 +321,6 @@ next_table(Relation index, MihScanOpaque so)
 {
 	for (;;)
 	{
-		Buffer		buf;
 
 		if (so->run >= 0)
 		{
@@ -340,12 +339,7 @@ next_table(Relation index, MihScanOpaque so)
 			return false;
 		if (so->fullscan && !(so->run_tables[so->run] & 1))
 			continue;
-		buf = ReadBuffer(index, so->runs[so->run]);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		mih_check_page(index, BufferGetPage(buf), so->runs[so->run], MIH_PAGE_RUNHEAD,
-					   so->run_serials[so->run], -1);
-		memcpy(&so->hdr, MihPageGetRunHeader(BufferGetPage(buf)), sizeof(MihRunHeader));
-		UnlockReleaseBuffer(buf);
+		mih_read_run_header(index, so->runs[so->run], so->run_serials[so->run], &so->hdr);
 		if (so->fullscan)
 		{
 			so->table = 0;

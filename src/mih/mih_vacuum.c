@@ -327,15 +327,12 @@ reach_retired_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
 		reach_set(reach, chain_page);
 	else if (r->is_run)
 	{
-		Buffer		buf = ReadBuffer(reach->index, r->head);
-		uint16		ntables;
+		MihRunHeader hdr;
 		uint32		tables;
 		bool		header;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ntables = MihPageGetRunHeader(BufferGetPage(buf))->ntables;
-		UnlockReleaseBuffer(buf);
-		tables = mih_retired_run_tables(r, ntables, &header);
+		mih_read_run_header(reach->index, r->head, MIH_ANY_SERIAL, &hdr);
+		tables = mih_retired_run_tables(r, hdr.ntables, &header);
 		/* a run losing tables is still listed, and reached from there too */
 		mih_walk_run(reach->index, r->head, tables, header, reach_page_visitor, reach, NULL);
 	}
