@@ -25,6 +25,7 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"merge_midway", SH_FAULT_MERGE_MIDWAY, false},
 	{"old_metapage", SH_FAULT_OLD_METAPAGE, false},
 	{"fsm_twice", SH_FAULT_FSM_TWICE, false},
+	{"verify_forget", SH_FAULT_VERIFY_FORGET, false},
 	{NULL, 0, false}
 };
 
@@ -75,7 +76,9 @@ _PG_init(void)
 							 "fsm_twice: a run writer offers the first block it takes "
 							 "to the free space map again, as the map may hand one "
 							 "block to two backends, then waits on the advisory lock "
-							 "x'5348465400000004' (see sh_test_pause).",
+							 "x'5348465400000004' (see sh_test_pause). "
+							 "verify_forget: simhash_index_verify forgets the "
+							 "first live entry it reads, as if the index lacked it.",
 							 &simhash_test_fault,
 							 SH_FAULT_NONE, test_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,

@@ -417,6 +417,7 @@ mih_key_fp(bool balls, Datum key)
 #define SH_FAULT_MERGE_MIDWAY			2
 #define SH_FAULT_OLD_METAPAGE			3
 #define SH_FAULT_FSM_TWICE				4
+#define SH_FAULT_VERIFY_FORGET			5
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 

@@ -9,6 +9,13 @@
  *
  * Takes a ShareLock on the table (no writes meanwhile) and the index's merge
  * lock. Any problem is an ERROR with ERRCODE_INDEX_CORRUPTED.
+ *
+ * Memory: the live entries for the heap check are kept in a hash table
+ * (about 48 bytes an entry) while it fits in maintenance_work_mem; past
+ * that, as amcheck's heapallindexed does, they go into a Bloom filter of
+ * that size, which can miss a heap tuple without its entry with a small
+ * probability (about 1% when the filter is sized for the entries) but never
+ * reports one that has it.
  */
 #include "mih.h"
 
@@ -18,12 +25,14 @@
 #include "catalog/index.h"
 #include "common/hashfn.h"
 #include "funcapi.h"
+#include "lib/bloomfilter.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #define corrupt(index, ...) \
@@ -37,16 +46,62 @@ typedef struct TidEntry
 	ItemPointerData tid;		/* key */
 	SimHash		fp;
 	bool		is_null;		/* a NULL entry: the row's fingerprint is NULL */
-	int			count;
 } TidEntry;
 
 typedef struct VerifyState
 {
 	Relation	index;
-	HTAB	   *tids;			/* live index entries of table 0 and pending */
+	HTAB	   *tids;			/* live index entries of table 0 and pending,
+								 * or NULL once they outgrew the budget ... */
+	MemoryContext tidcxt;		/* (holds tids) */
+	bloom_filter *bloom;		/* ... and are in this filter instead */
+	Size		budget;			/* maintenance_work_mem, in bytes */
+	int64		expected;		/* entries the index says it has */
+	int64		remembered;
 	int64		heap_checked;
 	bool		indexes_nulls;	/* MIH_META_INDEXES_NULLS */
 } VerifyState;
+
+/* What the Bloom filter holds of an entry: its TID, NULL flag and fingerprint. */
+typedef struct BloomKey
+{
+	SimHash		fp;
+	BlockNumber block;
+	OffsetNumber offset;
+	uint16		is_null;
+} BloomKey;
+
+static void
+bloom_key(BloomKey *k, ItemPointer tid, SimHash fp, bool is_null)
+{
+	memset(k, 0, sizeof(*k));
+	k->fp = is_null ? 0 : fp;
+	k->block = ItemPointerGetBlockNumber(tid);
+	k->offset = ItemPointerGetOffsetNumber(tid);
+	k->is_null = is_null;
+}
+
+/* Move the remembered entries into a Bloom filter of maintenance_work_mem. */
+static void
+switch_to_bloom(VerifyState *vs)
+{
+	HASH_SEQ_STATUS seq;
+	TidEntry   *e;
+	BloomKey	k;
+
+	elog(DEBUG1, "simhash_index_verify: %lld entries passed maintenance_work_mem (%zu bytes); a Bloom filter checks the heap",
+		 (long long) vs->remembered, vs->budget);
+	vs->bloom = bloom_create(Max(vs->expected, vs->remembered * 2),
+							 (int) Min(vs->budget / 1024, (Size) INT_MAX), 0);
+	hash_seq_init(&seq, vs->tids);
+	while ((e = (TidEntry *) hash_seq_search(&seq)) != NULL)
+	{
+		bloom_key(&k, &e->tid, e->fp, e->is_null);
+		bloom_add_element(vs->bloom, (unsigned char *) &k, sizeof(k));
+	}
+	hash_destroy(vs->tids);
+	vs->tids = NULL;
+}
 
 static uint64
 entry_hash(SimHash fp, ItemPointer tid)
@@ -60,20 +115,28 @@ entry_hash(SimHash fp, ItemPointer tid)
 static void
 remember(VerifyState *vs, const MihEntry *entry)
 {
-	bool		found;
 	ItemPointerData tid = mih_entry_tid(entry);
-	TidEntry   *e = hash_search(vs->tids, &tid, HASH_ENTER, &found);
+	TidEntry   *e;
 
 	if (mih_entry_is_null(entry) && mih_entry_fp(entry) != mih_null_fp(&tid))
 		corrupt(vs->index, "The NULL entry of heap tuple (%u,%u) has a fingerprint that is not its stand-in.",
 				ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
-	if (!found)
+	vs->remembered++;
+	if (simhash_test_fault == SH_FAULT_VERIFY_FORGET && vs->remembered == 1)
+		return;					/* a test's missing entry */
+	if (vs->bloom)
 	{
-		e->fp = mih_entry_fp(entry);
-		e->is_null = mih_entry_is_null(entry);
-		e->count = 0;
+		BloomKey	k;
+
+		bloom_key(&k, &tid, mih_entry_fp(entry), mih_entry_is_null(entry));
+		bloom_add_element(vs->bloom, (unsigned char *) &k, sizeof(k));
+		return;
 	}
-	e->count++;
+	e = hash_search(vs->tids, &tid, HASH_ENTER, NULL);
+	e->fp = mih_entry_fp(entry);
+	e->is_null = mih_entry_is_null(entry);
+	if ((vs->remembered & 1023) == 0 && MemoryContextMemAllocated(vs->tidcxt, true) > vs->budget)
+		switch_to_bloom(vs);
 }
 
 static Buffer
@@ -273,6 +336,17 @@ verify_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	if ((isnull[0] && !vs->indexes_nulls) || !tupleIsAlive)
 		return;
 	vs->heap_checked++;
+	if (vs->bloom)
+	{
+		BloomKey	k;
+
+		bloom_key(&k, tid, isnull[0] ? 0 : mih_key_fp(mih_keys_are_balls(index), values[0]),
+				  isnull[0]);
+		if (bloom_lacks_element(vs->bloom, (unsigned char *) &k, sizeof(k)))
+			corrupt(index, "Heap tuple (%u,%u) has no index entry with its fingerprint.",
+					ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+		return;
+	}
 	e = hash_search(vs->tids, tid, HASH_FIND, NULL);
 	if (e == NULL)
 		corrupt(index, "Heap tuple (%u,%u) has no index entry.",
@@ -323,7 +397,10 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(ItemPointerData);
 	ctl.entrysize = sizeof(TidEntry);
-	ctl.hcxt = CurrentMemoryContext;
+	vs.tidcxt = AllocSetContextCreate(CurrentMemoryContext, "simhash verify entries",
+									  ALLOCSET_DEFAULT_SIZES);
+	ctl.hcxt = vs.tidcxt;
+	vs.budget = (Size) maintenance_work_mem * 1024;
 	vs.tids = hash_create("simhash verify", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	metabuf = read_page(index, MIH_METAPAGE_BLKNO, MIH_PAGE_META);
@@ -332,6 +409,11 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	UnlockReleaseBuffer(metabuf);
 	vs.indexes_nulls = (meta.layout == MIH_META_LAYOUT_XID &&
 						(meta.flags & MIH_META_INDEXES_NULLS) != 0);
+	/* the entries the metapage counts, to size a Bloom filter if one is needed */
+	vs.expected = Max(meta.pending_entries, 0);
+	for (int r = 0; r < meta.nruns && r < MIH_MAX_RUNS; r++)
+		if (mih_run_tables(&meta, r) & 1)
+			vs.expected += Max(meta.run_entries[r], 0);
 
 	if (meta.nblocks < MIH_MIN_BLOCKS || meta.nblocks > MIH_MAX_BLOCKS ||
 		meta.nruns > MIH_MAX_RUNS || meta.nretired > MIH_MAX_RETIRED)
@@ -405,6 +487,9 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 						   verify_callback, &vs, NULL);
 
 	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+	if (vs.bloom)
+		bloom_free(vs.bloom);
+	MemoryContextDelete(vs.tidcxt);
 
 	values[0] = Int32GetDatum(meta.nruns);
 	values[1] = Int64GetDatum(run_total);

@@ -1,5 +1,5 @@
 # Memory the index's maintenance takes stays within the setting users set
-# (issue 22, item 3, bulk delete).
+# (issue 22, item 3: bulk delete and simhash_index_verify).
 #
 # Bulk delete asks VACUUM's callback in table 0 and keeps the dead TIDs in a
 # set that the other tables look up. That set is kept within
@@ -8,7 +8,9 @@
 # deleted and VACUUMed with maintenance_work_mem = 1MB (about 40,000 TIDs fit):
 # the set must be dropped, and the index must still answer exactly what a
 # sequential scan answers and pass simhash_index_verify; with the default
-# 64MB the set fits and is kept.
+# 64MB the set fits and is kept. simhash_index_verify likewise keeps the
+# index's entries in a hash table within maintenance_work_mem and moves them
+# to a Bloom filter of that size past it: both ways it passes a sound index.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -68,6 +70,32 @@ $node->safe_psql('postgres',
 like(slurp_file($node->logfile, $logstart), $msg,
 	'with maintenance_work_mem = 1MB, the dead-TID set is dropped once it passes 1MB');
 exact('after VACUUM past the budget');
+
+# verify keeps the entries for its heap check in a hash table within
+# maintenance_work_mem, and in a Bloom filter of that size past it
+my $vmsg = qr/simhash_index_verify: \d+ entries passed maintenance_work_mem/;
+$logstart = -s $node->logfile;
+my ($rc, $out, $err) = $node->psql('postgres', "SELECT heap_tuples_checked FROM simhash_index_verify('t_fp')");
+is($err, '', 'verify with 64MB passes');
+unlike(slurp_file($node->logfile, $logstart), $vmsg, 'with 64MB, verify keeps the entries in its hash table');
+$logstart = -s $node->logfile;
+($rc, $out, $err) = $node->psql('postgres',
+	"SET maintenance_work_mem = '1MB'; SELECT heap_tuples_checked FROM simhash_index_verify('t_fp')");
+is($err, '', 'verify with 1MB passes');
+is($out, $node->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	'verify with 1MB checks every live heap tuple');
+like(slurp_file($node->logfile, $logstart), $vmsg,
+	'with maintenance_work_mem = 1MB, verify moves to a Bloom filter');
+
+# both ways, a missing entry is found (the test makes verify forget one)
+for my $mem ('64MB', '1MB')
+{
+	($rc, $out, $err) = $node->psql('postgres',
+		"SET maintenance_work_mem = '$mem'; SET simhash.test_fault = verify_forget; "
+		  . "SELECT * FROM simhash_index_verify('t_fp')");
+	like($err, qr/Heap tuple \(\d+,\d+\) has no index entry/,
+		"with $mem, verify reports a heap tuple whose entry is missing");
+}
 
 $node->stop;
 done_testing();
