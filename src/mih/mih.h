@@ -555,7 +555,18 @@ extern void mih_knn_end(MihKnn *k);
 /* ---- mih_probe.c: the probe arithmetic of the scan and the estimates ---- */
 extern double mih_probes_per_table(int blockbits, int s);
 extern uint64 *mih_table_probes(SimHash q, uint64 mask, int s, int *n);
-extern uint64 *mih_table_probes_exact(SimHash q, uint64 mask, int s, int *n);
+/* the values exactly s bits from a block, enumerated a chunk at a time (mih_probe.c) */
+typedef struct MihProbeIter
+{
+	int			bits[SIMHASH_BITS]; /* the mask's bit positions */
+	int			nbits;
+	int			pos[SIMHASH_BITS];	/* the flipped ones: indexes into bits, ascending */
+	int			s;
+	uint64		base;			/* q & mask */
+	bool		done;
+} MihProbeIter;
+extern void mih_probe_iter_init(MihProbeIter *it, SimHash q, uint64 mask, int s);
+extern int	mih_probe_iter_next(MihProbeIter *it, uint64 *out, int max);
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);
 

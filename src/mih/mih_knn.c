@@ -15,12 +15,20 @@
  * smallest, so each entry is taken once. The pending list (unsorted) is
  * read whole at the start.
  *
- * Found entries wait in one bucket per distance (0..64), so returning them
- * in order costs nothing. When probing the next level would read more pages
- * than reading table 0 whole (every entry once), the search reads table 0
- * once and settles everything. Rows with a NULL fingerprint come last, as in
- * a sequential scan; they have NULL entries (mih.h), collected from the
- * pending list and from table 0 once every distance has been returned.
+ * Found entries wait in one list per distance (0..64, and 65 for NULL
+ * entries, which come last as in a sequential scan), so returning them in
+ * order costs nothing. The pending list's entries (read whole at the start;
+ * the flush limit bounds it) have lists of their own. The run entries'
+ * lists hold at most work_mem: when a probe step finds more, the farthest
+ * lists are dropped and the search goes only that far by probing.
+ *
+ * Beyond that, or when probing the next level would read more pages than
+ * reading table 0 whole (every entry once), or for the NULL entries, the
+ * search reads table 0 in bands: a pass takes the entries after a boundary
+ * (distance, position in table 0's order) up to as many as work_mem holds,
+ * and the next pass starts where it stopped. A query with a LIMIT reads
+ * table 0 once; returning the whole index in order reads it once per
+ * work_mem of entries.
  *
  * Radius conditions of the same scan (fp <@ ball) filter the entries and
  * bound the search: nothing beyond the smallest radius is looked for.
@@ -37,6 +45,14 @@ typedef struct TidList
 	int64		pos;			/* next to return */
 } TidList;
 
+/* NULL entries sort after every distance */
+#define KNN_NULL_DIST (SIMHASH_BITS + 1)
+#define KNN_NDIST (SIMHASH_BITS + 2)
+/* a band boundary's position when the whole distance is included */
+#define KNN_ALL PG_UINT64_MAX
+/* probe values enumerated at a time (64 kB) */
+#define KNN_PROBE_CHUNK 8192
+
 struct MihKnn
 {
 	Relation	index;
@@ -44,8 +60,8 @@ struct MihKnn
 	int			nballs;
 	const SimHash *centers;
 	const int  *radii;
-	int			maxdist;		/* no match lies farther (the smallest radius) */
-	bool		want_nulls;		/* no radius condition: NULL rows come last */
+	int			limit;			/* the farthest distance wanted: the smallest
+								 * radius, or KNN_NULL_DIST with no radius */
 
 	/* the index as the scan saw it at its start */
 	int			nblocks;
@@ -57,17 +73,27 @@ struct MihKnn
 	uint32		run_tables[MIH_MAX_RUNS];
 	int64		run_entries[MIH_MAX_RUNS];
 
-	TidList		buckets[SIMHASH_BITS + 1];
-	TidList		nulls;
-	int			level;			/* the next step probes this level ... */
-	int			table;			/* ... in this table */
-	bool		complete;		/* every entry found (table 0 read whole) */
-	bool		nulls_found;	/* every NULL entry found */
+	TidList		pending[KNN_NDIST]; /* the pending list's entries */
+	TidList		found[KNN_NDIST];	/* run entries found and not yet freed */
+	int64		nfound;			/* TIDs the found lists hold */
+	int64		maxfound;		/* ... at most (work_mem) */
+	int64		peakfound;		/* ... at most so far (for the DEBUG2 report) */
+	int			passes;			/* bands read (for the DEBUG2 report) */
 	int			emit;			/* the distance being returned */
+
+	/* probing: the next step probes this level in this table */
+	int			level;
+	int			table;
+	int			cutoff;			/* found lists hold nothing farther (memory) */
+
+	/* reading table 0 in bands: every entry up to this key is found */
+	bool		bands;
+	int			band_dist;
+	uint64		band_pos;		/* KNN_ALL: the whole distance */
 };
 
 static void
-list_push(TidList *l, ItemPointer tid)
+tidlist_push(TidList *l, ItemPointer tid)
 {
 	if (l->n == l->cap)
 	{
@@ -78,6 +104,22 @@ list_push(TidList *l, ItemPointer tid)
 	l->tids[l->n++] = *tid;
 }
 
+static void
+tidlist_free(TidList *l)
+{
+	if (l->tids)
+		pfree(l->tids);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Free a found list, keeping the count of what the lists hold. */
+static void
+drop_found(MihKnn *k, int d)
+{
+	k->nfound -= k->found[d].n;
+	tidlist_free(&k->found[d]);
+}
+
 static inline bool
 knn_matches(const MihKnn *k, SimHash fp)
 {
@@ -85,6 +127,20 @@ knn_matches(const MihKnn *k, SimHash fp)
 		if (simhash_hamming(fp, k->centers[i]) > k->radii[i])
 			return false;
 	return true;
+}
+
+/* The distance an entry sorts by (KNN_NULL_DIST for a NULL one). */
+static inline int
+entry_distance(const MihKnn *k, const MihEntry *e)
+{
+	return mih_entry_is_null(e) ? KNN_NULL_DIST : simhash_hamming(mih_entry_fp(e), k->q);
+}
+
+/* Is an entry at distance d wanted at all (within the limit, in every ball)? */
+static inline bool
+wanted(const MihKnn *k, const MihEntry *e, int d)
+{
+	return d <= k->limit && (d == KNN_NULL_DIST || knn_matches(k, mih_entry_fp(e)));
 }
 
 /* The smallest block distance of fp from q, and the first table with it. */
@@ -107,30 +163,30 @@ min_block_distance(const MihKnn *k, SimHash fp, int *table)
 	return best;
 }
 
-/* Take a live, non-NULL entry into its distance's bucket if it matches. */
-static inline void
-take(MihKnn *k, const MihEntry *e)
-{
-	SimHash		fp = mih_entry_fp(e);
-	int			dist = simhash_hamming(fp, k->q);
-	ItemPointerData tid;
-
-	if (dist > k->maxdist || !knn_matches(k, fp))
-		return;
-	tid = mih_entry_tid(e);
-	list_push(&k->buckets[dist], &tid);
-}
-
-/* Keep a NULL entry for the end, when the scan returns NULL rows. */
-static inline void
-take_null(MihKnn *k, const MihEntry *e)
+/*
+ * Take a run entry found by probing, at distance d (> every distance
+ * settled before this step). When the found lists pass work_mem, the
+ * farthest are dropped and the cutoff comes down: probing then settles
+ * only up to the cutoff, and table 0's bands find the rest.
+ */
+static void
+take_probed(MihKnn *k, const MihEntry *e, int d, int settled)
 {
 	ItemPointerData tid;
 
-	if (!k->want_nulls)
+	if (d > k->cutoff || !wanted(k, e, d))
+		return;
+	while (k->nfound >= k->maxfound && k->cutoff >= d && k->cutoff > settled)
+	{
+		drop_found(k, k->cutoff);
+		k->cutoff--;
+	}
+	if (d > k->cutoff)
 		return;
 	tid = mih_entry_tid(e);
-	list_push(&k->nulls, &tid);
+	tidlist_push(&k->found[d], &tid);
+	k->nfound++;
+	k->peakfound = Max(k->peakfound, k->nfound);
 }
 
 MihKnn *
@@ -148,12 +204,11 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 	k->nballs = nballs;
 	k->centers = centers;
 	k->radii = radii;
-	k->maxdist = SIMHASH_BITS;
+	k->limit = nballs == 0 ? KNN_NULL_DIST : SIMHASH_BITS;
 	for (int i = 0; i < nballs; i++)
-		k->maxdist = Min(k->maxdist, radii[i]);
-	k->want_nulls = (nballs == 0);
-	k->level = 0;
-	k->table = 0;
+		k->limit = Min(k->limit, radii[i]);
+	k->cutoff = SIMHASH_BITS;
+	k->maxfound = Max((int64) work_mem * 1024 / (int64) sizeof(ItemPointerData), 1);
 
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -191,12 +246,17 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 		n = MihPageGetNItems(page, sizeof(MihEntry));
 		for (int i = 0; i < n; i++)
 		{
+			int			d;
+
 			if (mih_entry_dead(&entries[i]))
 				continue;
-			if (mih_entry_is_null(&entries[i]))
-				take_null(k, &entries[i]);
-			else
-				take(k, &entries[i]);
+			d = entry_distance(k, &entries[i]);
+			if (wanted(k, &entries[i], d))
+			{
+				ItemPointerData tid = mih_entry_tid(&entries[i]);
+
+				tidlist_push(&k->pending[d], &tid);
+			}
 		}
 		pending = MihPageGetOpaque(page)->next;
 		pending_serial = MihPageGetOpaque(page)->next_serial;
@@ -206,15 +266,15 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 
 	/*
 	 * No run yet (an index created empty, its rows all pending): the pending
-	 * list was everything, and the NULL entries are among it. Probing would
-	 * only enumerate block values that no run holds, 2^(64/m) of them in
-	 * the end (issue 22: seconds at blocks = 2, an allocation of gigabytes
-	 * at blocks = 1).
+	 * list was everything. Probing would only enumerate block values that no
+	 * run holds, 2^(64/m) of them in the end (issue 22: seconds at blocks =
+	 * 2, an allocation of gigabytes at blocks = 1).
 	 */
 	if (k->nruns == 0)
 	{
-		k->complete = true;
-		k->nulls_found = true;
+		k->bands = true;
+		k->band_dist = k->limit;
+		k->band_pos = KNN_ALL;
 	}
 	return k;
 }
@@ -268,7 +328,8 @@ cached_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v, Des
  * q's block: take the entries whose canonical place this is.
  */
 static void
-probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int nvals, int s)
+probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int nvals, int s,
+			int settled)
 {
 	Relation	index = k->index;
 	uint64		mask = k->masks[j];
@@ -318,7 +379,7 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 				/* found here first: no block closer, no earlier table as close */
 				if (min_block_distance(k, mih_entry_fp(&entries[pos]), &table) == s &&
 					table == j)
-					take(k, &entries[pos]);
+					take_probed(k, &entries[pos], entry_distance(k, &entries[pos]), settled);
 			}
 			if (pos == n)
 			{
@@ -345,36 +406,43 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 
 /*
  * The next step: probe table k->table at level k->level in every run that
- * serves it. Afterwards every entry closer than m * level + table + 1 bits
- * is found (the blocks of the tables up to this one are at least level + 1
- * bits from q's, the others at least level bits), so the settled distance
- * grows by one bit a step.
+ * serves it, a chunk of probe values at a time. Afterwards every entry
+ * closer than m * level + table + 1 bits is found (the blocks of the tables
+ * up to this one are at least level + 1 bits from q's, the others at least
+ * level bits), so the settled distance grows by one bit a step.
  */
 static void
 probe_step(MihKnn *k)
 {
 	int			s = k->level;
 	int			j = k->table;
-	uint64	   *vals = NULL;
-	int			nvals = 0;
+	int			settled = k->nblocks * s + j - 1;
 	bool		served = false;
 
 	/* a table that no run serves has nothing to probe */
 	for (int r = 0; r < k->nruns; r++)
 		served |= (k->run_tables[r] & (1 << j)) != 0;
 	if (served && s <= k->bits[j])
-		vals = mih_table_probes_exact(k->q, k->masks[j], s, &nvals);
-	for (int r = 0; r < k->nruns && vals != NULL; r++)
 	{
-		MihRunHeader hdr;
+		MihProbeIter it;
+		uint64	   *vals = palloc(KNN_PROBE_CHUNK * sizeof(uint64));
+		int			nvals;
 
-		if (!(k->run_tables[r] & (1 << j)))
-			continue;
-		mih_read_run_header(k->index, k->runs[r], k->run_serials[r], &hdr);
-		probe_table(k, &hdr, j, vals, nvals, s);
-	}
-	if (vals)
+		mih_probe_iter_init(&it, k->q, k->masks[j], s);
+		while ((nvals = mih_probe_iter_next(&it, vals, KNN_PROBE_CHUNK)) > 0)
+		{
+			for (int r = 0; r < k->nruns; r++)
+			{
+				MihRunHeader hdr;
+
+				if (!(k->run_tables[r] & (1 << j)))
+					continue;
+				mih_read_run_header(k->index, k->runs[r], k->run_serials[r], &hdr);
+				probe_table(k, &hdr, j, vals, nvals, s, settled);
+			}
+		}
 		pfree(vals);
+	}
 	if (++k->table == k->nblocks)
 	{
 		k->table = 0;
@@ -382,26 +450,32 @@ probe_step(MihKnn *k)
 	}
 }
 
-/* Was this fingerprint's canonical place probed already? */
-static inline bool
-found_already(const MihKnn *k, SimHash fp)
-{
-	int			table = 0;
-	int			d = min_block_distance(k, fp, &table);
-
-	return d < k->level || (d == k->level && table < k->table);
-}
-
 /*
- * Read table 0 of the runs serving it (each entry once): take every entry not
- * found yet (unless nulls_only), and the NULL entries.
+ * One pass over table 0 of the runs serving it (each entry once), in its
+ * order (run, leaf, item; positions stay put: runs are written once, and
+ * bulk delete only marks entries dead): take the wanted entries after the
+ * boundary (band_dist, band_pos), as many as work_mem holds, nearest first.
+ * When the lists are full, an entry farther than every one taken is left
+ * for a later pass; a nearer one pushes out the farthest distance's list.
+ * The boundary moves to the last key every entry up to which was taken.
  */
 static void
-read_table0(MihKnn *k, bool nulls_only)
+band_pass(MihKnn *k)
 {
+	int			lo_dist = k->band_dist;
+	uint64		lo_pos = k->band_pos;
+	int			hi_dist = k->limit;
+	uint64		hi_pos = KNN_ALL;
+	int			top = -1;		/* the farthest distance taken */
+	uint64		pos = 0;
+
+	Assert(k->nfound == 0);
+	/* nothing is wanted after the boundary */
+	if (lo_dist > k->limit || (lo_dist == k->limit && lo_pos == KNN_ALL))
+		return;
+	k->passes++;
 	for (int r = 0; r < k->nruns; r++)
 	{
-		Buffer		buf;
 		MihRunHeader hdr;
 		BlockNumber leaf;
 
@@ -410,6 +484,7 @@ read_table0(MihKnn *k, bool nulls_only)
 		mih_read_run_header(k->index, k->runs[r], k->run_serials[r], &hdr);
 		for (leaf = hdr.first_leaf[0]; leaf != InvalidBlockNumber;)
 		{
+			Buffer		buf;
 			Page		page;
 			MihEntry   *entries;
 			int			n;
@@ -421,22 +496,51 @@ read_table0(MihKnn *k, bool nulls_only)
 			mih_check_page(k->index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr.serial, 0);
 			entries = MihPageGetEntries(page);
 			n = MihPageGetNItems(page, sizeof(MihEntry));
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++, pos++)
 			{
-				if (mih_entry_dead(&entries[i]))
+				const MihEntry *e = &entries[i];
+				ItemPointerData tid;
+				int			d;
+
+				if (mih_entry_dead(e))
 					continue;
-				if (mih_entry_is_null(&entries[i]))
-					take_null(k, &entries[i]);
-				else if (!nulls_only && !found_already(k, mih_entry_fp(&entries[i])))
-					take(k, &entries[i]);
+				d = entry_distance(k, e);
+				if (d < lo_dist || (d == lo_dist && (lo_pos == KNN_ALL || pos <= lo_pos)) ||
+					d > hi_dist || (d == hi_dist && pos > hi_pos) || !wanted(k, e, d))
+					continue;
+				if (k->nfound >= k->maxfound)
+				{
+					if (d >= top)
+					{
+						/* the farthest yet: a later pass takes it and what follows */
+						hi_dist = d;
+						hi_pos = pos - 1;
+						if (d > top)
+						{
+							hi_dist = top;
+							hi_pos = KNN_ALL;
+						}
+						continue;
+					}
+					/* nearer than the farthest list: that list goes */
+					drop_found(k, top);
+					hi_dist = top - 1;
+					hi_pos = KNN_ALL;
+					while (top > d && k->found[top].n == 0)
+						top--;
+				}
+				tid = mih_entry_tid(e);
+				tidlist_push(&k->found[d], &tid);
+				k->nfound++;
+				k->peakfound = Max(k->peakfound, k->nfound);
+				top = Max(top, d);
 			}
 			leaf = MihPageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
 		}
 	}
-	k->nulls_found = true;
-	if (!nulls_only)
-		k->complete = true;
+	k->band_dist = hi_dist;
+	k->band_pos = hi_pos;
 }
 
 /*
@@ -466,6 +570,47 @@ step_dearer_than_table0(const MihKnn *k)
 	return probes > table0 * MIH_KNN_ENTRY_PAGE_COST;
 }
 
+/* Every entry up to this distance is found (returned, or in the lists). */
+static int
+settled_distance(const MihKnn *k)
+{
+	if (k->bands)
+		return k->band_dist;
+	return Min(Min(SIMHASH_BITS, k->nblocks * k->level + k->table - 1), k->cutoff);
+}
+
+/*
+ * Find more, once every list up to the settled distance is returned: the
+ * next probe step, or the next band of table 0 (the first when probing
+ * cannot go on: past the cutoff, every level probed, the NULL entries, or a
+ * step dearer than reading table 0).
+ */
+static void
+search_more(MihKnn *k)
+{
+	if (!k->bands)
+	{
+		bool		levels_left = false;
+		int			settled = settled_distance(k);
+
+		for (int j = 0; j < k->nblocks; j++)
+			levels_left |= k->level <= k->bits[j];
+		if (levels_left && settled < k->cutoff && settled < SIMHASH_BITS &&
+			!step_dearer_than_table0(k))
+		{
+			probe_step(k);
+			return;
+		}
+		/* everything up to settled was returned; the farther lists are partial */
+		for (int d = 0; d < KNN_NDIST; d++)
+			drop_found(k, d);
+		k->bands = true;
+		k->band_dist = levels_left ? settled : Min(k->cutoff, SIMHASH_BITS);
+		k->band_pos = KNN_ALL;
+	}
+	band_pass(k);
+}
+
 /*
  * The next row: its TID and distance (isnull for a NULL fingerprint, last).
  * Returns false at the end.
@@ -475,70 +620,44 @@ mih_knn_next(MihKnn *k, ItemPointer tid, int *dist, bool *isnull)
 {
 	for (;;)
 	{
-		int			settled;
+		int			settled = Min(settled_distance(k), k->limit);
 
-		/* everything up to m * level + table - 1 bits is found (probe_step) */
-		if (k->complete)
-			settled = SIMHASH_BITS;
-		else
-			settled = Min(SIMHASH_BITS, k->nblocks * k->level + k->table - 1);
-		settled = Min(settled, k->maxdist);
 		while (k->emit <= settled)
 		{
-			TidList    *b = &k->buckets[k->emit];
+			TidList    *l = &k->pending[k->emit];
 
-			if (b->pos < b->n)
+			if (l->pos == l->n)
+				l = &k->found[k->emit];
+			if (l->pos < l->n)
 			{
-				*tid = b->tids[b->pos++];
-				*dist = k->emit;
-				*isnull = false;
+				*tid = l->tids[l->pos++];
+				*isnull = k->emit == KNN_NULL_DIST;
+				*dist = *isnull ? 0 : k->emit;
 				return true;
 			}
-			if (b->tids)
-				pfree(b->tids);
-			memset(b, 0, sizeof(*b));
+			drop_found(k, k->emit);
+			/* a band that ends inside this distance: the next band goes on with it */
+			if (k->bands && k->emit == k->band_dist && k->band_pos != KNN_ALL)
+				break;
+			tidlist_free(&k->pending[k->emit]);
 			k->emit++;
 		}
-		if (k->emit > k->maxdist)
-		{
-			/* every distance returned: the NULL rows */
-			if (!k->want_nulls)
-				return false;
-			if (!k->nulls_found)
-				read_table0(k, true);
-			if (k->nulls.pos < k->nulls.n)
-			{
-				*tid = k->nulls.tids[k->nulls.pos++];
-				*dist = 0;
-				*isnull = true;
-				return true;
-			}
+		if (k->emit > k->limit)
 			return false;
-		}
-		/* more is needed: the next step, or table 0 whole */
-		{
-			bool		any = false;
-
-			for (int j = 0; j < k->nblocks; j++)
-				if (k->level <= k->bits[j])
-					any = true;
-			if (!any)
-				k->complete = true; /* every block is within level - 1 bits */
-			else if (step_dearer_than_table0(k))
-				read_table0(k, false);
-			else
-				probe_step(k);
-		}
+		search_more(k);
 	}
 }
 
 void
 mih_knn_end(MihKnn *k)
 {
-	for (int d = 0; d <= SIMHASH_BITS; d++)
-		if (k->buckets[d].tids)
-			pfree(k->buckets[d].tids);
-	if (k->nulls.tids)
-		pfree(k->nulls.tids);
+	/* what TAP 024 reads to see the scan keep within work_mem */
+	elog(DEBUG2, "simhash nearest-neighbour search: %d passes over table 0, at most %lld run entries held (work_mem holds %lld)",
+		 k->passes, (long long) k->peakfound, (long long) k->maxfound);
+	for (int d = 0; d < KNN_NDIST; d++)
+	{
+		tidlist_free(&k->found[d]);
+		tidlist_free(&k->pending[d]);
+	}
 	pfree(k);
 }

@@ -33,23 +33,6 @@ enumerate_flips(uint64 base, const int *bits, int nbits, int start, int left,
 						left - 1, out, n);
 }
 
-/* Append to *out every value (q & mask) with exactly left of the mask's bits flipped. */
-static void
-enumerate_exact(uint64 base, const int *bits, int nbits, int start, int left,
-				uint64 *out, int *n)
-{
-	if (left == 0)
-	{
-		out[(*n)++] = base;
-		if ((*n & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		return;
-	}
-	for (int i = start; i <= nbits - left; i++)
-		enumerate_exact(base ^ (UINT64CONST(1) << bits[i]), bits, nbits, i + 1,
-						left - 1, out, n);
-}
-
 /* probe values sorted answering cancel requests (qsort() does not) */
 #define ST_SORT sort_probes
 #define ST_ELEMENT_TYPE uint64
@@ -149,28 +132,54 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 }
 
 /*
- * Every value exactly s bits from (q & mask) in the mask's bits, ascending:
- * one level of the nearest-neighbour search (mih_knn.c).
+ * Every value exactly s bits from (q & mask) in the mask's bits, a chunk at
+ * a time: one level of the nearest-neighbour search (mih_knn.c). The
+ * combination of flipped bits is the iterator's state (s positions among
+ * the mask's bits, ascending, advanced as an odometer), so memory is the
+ * chunk whatever C(bits, s) is; each chunk comes sorted, so consecutive
+ * probes of a chunk often share a leaf.
  */
-uint64 *
-mih_table_probes_exact(SimHash q, uint64 mask, int s, int *n)
+void
+mih_probe_iter_init(MihProbeIter *it, SimHash q, uint64 mask, int s)
 {
-	int			bits[SIMHASH_BITS];
-	int			nbits = 0;
-	int			max PG_USED_FOR_ASSERTS_ONLY;
-	double		count;
-	uint64	   *out;
-
+	it->nbits = 0;
 	for (int i = 0; i < SIMHASH_BITS; i++)
 		if (mask & (UINT64CONST(1) << i))
-			bits[nbits++] = i;
-	count = mih_probes_per_table(nbits, s) - mih_probes_per_table(nbits, s - 1);
-	out = alloc_probes(count);
-	max = (int) count;
-	*n = 0;
-	if (s <= nbits)
-		enumerate_exact(q & mask, bits, nbits, 0, s, out, n);
-	Assert(*n == max);
-	sort_probes(out, *n);
-	return out;
+			it->bits[it->nbits++] = i;
+	it->base = q & mask;
+	it->s = s;
+	it->done = s > it->nbits;
+	for (int i = 0; i < s && !it->done; i++)
+		it->pos[i] = i;
+}
+
+/* Up to max values into out, sorted; 0 at the end. */
+int
+mih_probe_iter_next(MihProbeIter *it, uint64 *out, int max)
+{
+	int			n = 0;
+
+	while (n < max && !it->done)
+	{
+		uint64		v = it->base;
+		int			i;
+
+		for (i = 0; i < it->s; i++)
+			v ^= UINT64CONST(1) << it->bits[it->pos[i]];
+		out[n++] = v;
+		/* the next combination: the last position that can move, moves */
+		for (i = it->s - 1; i >= 0 && it->pos[i] == it->nbits - it->s + i; i--)
+			;
+		if (i < 0)
+			it->done = true;
+		else
+		{
+			it->pos[i]++;
+			for (int t = i + 1; t < it->s; t++)
+				it->pos[t] = it->pos[t - 1] + 1;
+		}
+	}
+	CHECK_FOR_INTERRUPTS();
+	sort_probes(out, n);
+	return n;
 }

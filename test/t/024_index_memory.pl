@@ -1,6 +1,6 @@
 # Memory the index's maintenance takes stays within the setting users set
-# (issue 22, item 3: bulk delete, simhash_index_verify and the grouping
-# window functions' argument expressions).
+# (issue 22, item 3: bulk delete, simhash_index_verify, ordered scans and
+# the grouping window functions' argument expressions).
 #
 # Bulk delete asks VACUUM's callback in table 0 and keeps the dead TIDs in a
 # set that the other tables look up. That set is kept within
@@ -97,6 +97,68 @@ for my $mem ('64MB', '1MB')
 	like($err, qr/Heap tuple \(\d+,\d+\) has no index entry/,
 		"with $mem, verify reports a heap tuple whose entry is missing");
 }
+
+# An ordered scan (ORDER BY fp <-> q) keeps the run entries it has found and
+# not yet returned within work_mem: past it, it finds by probing only as far
+# as fits and reads table 0 in bands, each pass taking what work_mem holds
+# after where the last stopped (a DEBUG2 line at the end of the scan says how
+# many passes and how many entries it held at most). 64kB holds 10,922 TIDs;
+# the table has 60,000 random fingerprints, 20,000 copies of one (a band that
+# ends inside one distance), 2,000 NULL and 500 rows still pending. Whole
+# orderings, with and without a radius, must be what a sequential scan and
+# sort give; a LIMIT 10 reads table 0 at most once.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE k (id bigserial PRIMARY KEY, fp simhash);
+INSERT INTO k (fp) SELECT ('x' || md5(g::text))::bit(64)::bigint::simhash FROM generate_series(1, 60000) g;
+INSERT INTO k (fp) SELECT '0123456789abcdef'::simhash FROM generate_series(1, 20000);
+INSERT INTO k (fp) SELECT NULL FROM generate_series(1, 2000);
+CREATE INDEX k_fp ON k USING simhash (fp);
+INSERT INTO k (fp) SELECT ('x' || md5('p' || g))::bit(64)::bigint::simhash FROM generate_series(1, 500) g;
+ANALYZE k;
+});
+
+sub ordered
+{
+	my ($q, $where, $label) = @_;
+	my $sql = "SELECT id, fp <-> '$q' FROM k $where ORDER BY fp <-> '$q'";
+	my $plan = $node->safe_psql('postgres',
+		"SET enable_seqscan = off; SET enable_sort = off; EXPLAIN (COSTS OFF) $sql");
+	like($plan, qr/Index Scan using k_fp/, "$label: an index scan");
+	$logstart = -s $node->logfile;
+	my $by_index = $node->safe_psql('postgres',
+		"SET work_mem = '64kB'; SET log_min_messages = debug2; SET enable_seqscan = off; SET enable_sort = off; $sql");
+	my ($passes, $held) = slurp_file($node->logfile, $logstart) =~
+	  /simhash nearest-neighbour search: (\d+) passes over table 0, at most (\d+) run entries held/;
+	my $by_seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $sql");
+	my @rows = map { [ split /\|/ ] } split /\n/, $by_index;
+	my $inorder = 1;
+	for my $i (1 .. $#rows)
+	{
+		my ($a, $b) = ($rows[$i - 1][1], $rows[$i][1]);
+		# NULL distances come last
+		$inorder = 0 if $a eq '' && $b ne '';
+		$inorder = 0 if $a ne '' && $b ne '' && $b < $a;
+	}
+	ok($inorder, "$label: the index returns rows in distance order, NULL last");
+	is(join("\n", sort split /\n/, $by_index), join("\n", sort split /\n/, $by_seq),
+		"$label: the same " . scalar(@rows) . " rows and distances as a sequential scan");
+	return ($passes // -1, $held // -1);
+}
+
+my ($passes, $held) = ordered('0123456789abcdef', '', 'whole ordering from the copied fingerprint');
+cmp_ok($passes, '>', 5, "whole ordering: table 0 read in bands ($passes passes)");
+ok($held > 0 && $held <= 10922, "whole ordering: at most $held run entries held, within 64kB");
+($passes, $held) = ordered('fedcba9876543210', '', 'whole ordering from elsewhere');
+ok($held > 0 && $held <= 10922, "whole ordering from elsewhere: at most $held run entries held");
+($passes, $held) = ordered('0123456789abcdef', "WHERE fp <~> '0123456789abcdef' <= 24", 'within a radius');
+ok($held <= 10922, "within a radius: at most $held run entries held");
+$logstart = -s $node->logfile;
+$node->safe_psql('postgres',
+	"SET work_mem = '64kB'; SET log_min_messages = debug2; "
+	  . "SELECT id FROM k ORDER BY fp <-> 'fedcba9876543210' LIMIT 10");
+($passes) = slurp_file($node->logfile, $logstart) =~ /nearest-neighbour search: (\d+) passes/;
+ok(defined $passes && $passes <= 1, "LIMIT 10: table 0 read at most once (" . ($passes // '?') . ")");
 
 # The grouping window functions read the whole partition in one call; what
 # their argument expressions allocate (simhash(body) detoasts each body) is
