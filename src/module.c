@@ -26,6 +26,7 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"old_metapage", SH_FAULT_OLD_METAPAGE, false},
 	{"fsm_twice", SH_FAULT_FSM_TWICE, false},
 	{"verify_forget", SH_FAULT_VERIFY_FORGET, false},
+	{"vacuum_pause", SH_FAULT_VACUUM_PAUSE, false},
 	{NULL, 0, false}
 };
 

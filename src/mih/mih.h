@@ -418,6 +418,7 @@ mih_key_fp(bool balls, Datum key)
 #define SH_FAULT_OLD_METAPAGE			3
 #define SH_FAULT_FSM_TWICE				4
 #define SH_FAULT_VERIFY_FORGET			5
+#define SH_FAULT_VACUUM_PAUSE			6
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 
@@ -431,6 +432,8 @@ extern void mih_check_metapage(Relation index, Page metapage);
 extern void mih_meta_cover(Page metapage);
 extern void mih_require_null_entries(Relation index, const MihMetaPageData *meta);
 extern void mih_mark_free(Relation index, Buffer buf);
+/* is the page the one a link promised (type, serial, table; -1: any table)? */
+extern bool mih_page_is(Page page, uint16 type, uint32 serial, int table);
 extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 						   uint32 serial, int table);
 extern void mih_check_pending_tail(Relation index, Page page, BlockNumber blk);

@@ -163,10 +163,23 @@ mih_check_metapage(Relation index, Page metapage)
 }
 
 /*
- * Check that a page a scan reached is the one it expects: its type, the
- * serial of its run (or, on the pending list, its own serial as the previous
- * page recorded it) and its table. On a hot standby a merge replayed from the
- * primary may have recycled pages an old query still walks (the primary's
+ * Is a page the one a link promised: its type, the serial of its run (or,
+ * on the pending list, its own serial as the previous page recorded it) and
+ * its table (any when table < 0)?
+ */
+bool
+mih_page_is(Page page, uint16 type, uint32 serial, int table)
+{
+	MihPageOpaque opaque = MihPageGetOpaque(page);
+
+	return !PageIsNew(page) && opaque->page_id == MIH_PAGE_ID && opaque->type == type &&
+		opaque->serial == serial && (table < 0 || opaque->table == table);
+}
+
+/*
+ * Check that a page a scan reached is the one it expects (mih_page_is). On
+ * a hot standby a merge replayed from the primary may have recycled pages
+ * an old query still walks (the primary's
  * cleanup-lock interlock cannot see standby pins, and generic WAL raises no
  * recovery conflict): that query is cancelled. On a primary it is corruption.
  */
@@ -176,8 +189,7 @@ mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 {
 	MihPageOpaque opaque = MihPageGetOpaque(page);
 
-	if (!PageIsNew(page) && opaque->page_id == MIH_PAGE_ID && opaque->type == type &&
-		opaque->serial == serial && (table < 0 || opaque->table == table))
+	if (mih_page_is(page, type, serial, table))
 		return;
 	if (RecoveryInProgress())
 		ereport(ERROR,

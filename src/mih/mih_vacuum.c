@@ -4,7 +4,8 @@
  *
  * Bulk delete marks dead entries in place (their TID is invalidated, one
  * GenericXLog record per page changed) in the pending list and in every
- * table of every run, asking VACUUM's callback once per TID. Each page is
+ * table of every run, asking VACUUM's callback about once per TID, while
+ * inserts go on flushing (mih_bulkdelete, src/mih/README). Each page is
  * marked under a cleanup lock, so that no scan is still returning TIDs from
  * it (only scans under non-MVCC snapshots hold such a pin; the others copy
  * their matches out and hold none). Cleanup then merges: dead entries are
@@ -22,11 +23,18 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-/* Mark the dead entries of one page; returns the number it had live before. */
-static void
-vacuum_page(Relation index, BlockNumber blk, IndexBulkDeleteCallback callback,
-			void *callback_state, int64 *live, int64 *removed, BlockNumber *next,
-			uint16 expect_type, BufferAccessStrategy strategy)
+/*
+ * Mark the dead entries of one page, if it is still the page the link
+ * promised (type, serial, table: -1 any). When it is not: false if gone_ok
+ * (the caller checks whether its run was retired and recycled meanwhile),
+ * else the corruption error. Counts live and newly dead entries, and
+ * returns the page's next link and, on the pending list, that page's serial.
+ */
+static bool
+vacuum_page(Relation index, BlockNumber blk, uint16 type, uint32 serial, int table,
+			bool gone_ok, IndexBulkDeleteCallback callback, void *callback_state,
+			int64 *live, int64 *removed, BlockNumber *next, uint32 *next_serial,
+			BufferAccessStrategy strategy)
 {
 	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 	Page		page;
@@ -37,12 +45,12 @@ vacuum_page(Relation index, BlockNumber blk, IndexBulkDeleteCallback callback,
 
 	LockBufferForCleanup(buf);
 	page = BufferGetPage(buf);
-	if (MihPageGetOpaque(page)->type != expect_type)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\": block %u has page type %u, expected %u",
-						RelationGetRelationName(index), blk,
-						MihPageGetOpaque(page)->type, expect_type)));
+	if (gone_ok && !mih_page_is(page, type, serial, table))
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	mih_check_page(index, page, blk, type, serial, table);
 	entries = MihPageGetEntries(page);
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	for (int i = 0; i < n; i++)
@@ -69,23 +77,26 @@ vacuum_page(Relation index, BlockNumber blk, IndexBulkDeleteCallback callback,
 		*removed += ndead;
 	}
 	*next = MihPageGetOpaque(page)->next;
+	*next_serial = MihPageGetOpaque(page)->next_serial;
 	UnlockReleaseBuffer(buf);
+	return true;
 }
 
 /*
  * Set or clear a run's MIH_RUN_VACUUMING flag (adding to its dead count when
  * clearing); returns a copy of the header when hdr is given, and whether
- * the flag was already set when was_set is.
+ * the flag was already set when was_set is. Under the merge lock only.
  */
 static void
-set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead,
-				  MihRunHeader *hdr, bool *was_set)
+set_run_vacuuming(Relation index, BlockNumber runhead, uint32 serial, bool on,
+				  int64 newly_dead, MihRunHeader *hdr, bool *was_set)
 {
 	Buffer		buf = ReadBuffer(index, runhead);
 	GenericXLogState *state;
 	MihRunHeader *h;
 
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	mih_check_page(index, BufferGetPage(buf), runhead, MIH_PAGE_RUNHEAD, serial, -1);
 	state = GenericXLogStart(index);
 	h = MihPageGetRunHeader(GenericXLogRegisterBuffer(state, buf, 0));
 	if (was_set)
@@ -102,14 +113,14 @@ set_run_vacuuming(Relation index, BlockNumber runhead, bool on, int64 newly_dead
 }
 
 /*
- * The TIDs VACUUM's callback called dead in table 0. The runs serving table
- * 0 hold every entry of the runs once between them, and so do the runs
- * serving any other table: the other tables ask this set instead of the
- * callback (once per TID, not once per table), and are skipped entirely
- * when nothing died. The set is kept within maintenance_work_mem; past it,
- * the other tables ask the callback too (record_dead). Not valid for a run flagged MIH_RUN_VACUUMING, whose
- * dead marks may disagree with other tables' (a crashed bulk delete, or a
- * merge from such a run): its tables ask the callback themselves.
+ * The TIDs VACUUM's callback called dead in the runs' first tables. A run's
+ * tables hold the same entries, so its other tables ask this set instead of
+ * the callback (once per TID, not once per table), and are skipped entirely
+ * when nothing died in the run. The set is kept within maintenance_work_mem;
+ * past it, the other tables ask the callback too (record_dead). Not valid for
+ * a run flagged MIH_RUN_VACUUMING before this bulk delete, whose dead marks
+ * may disagree between tables (a crashed bulk delete, or a merge from such a
+ * run): its tables ask the callback themselves.
  */
 typedef struct DeadTids
 {
@@ -157,34 +168,79 @@ known_dead(ItemPointer tid, void *state)
 	return hash_search(d->tids, tid, HASH_FIND, NULL) != NULL;
 }
 
-/* Mark the dead entries of table j of a run; returns how many. */
+/* A run bulk delete visits: what the metapage said of it, and what was found. */
+typedef struct VacRun
+{
+	BlockNumber head;
+	uint32		serial;
+	uint32		tables;			/* the tables it serves */
+	MihRunHeader hdr;
+	bool		was_flagged;	/* flagged before: its tables' marks may disagree */
+	bool		gone;			/* retired and recycled while bulk delete ran */
+	int64		newly_dead;		/* counted in its first table */
+	int64		live;
+} VacRun;
+
+/* Is the run still in the run list? (It left it if a merge replaced it.) */
+static bool
+run_listed(Relation index, const VacRun *run)
+{
+	Buffer		metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	MihMetaPageData *meta;
+	bool		listed = false;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+	for (int r = 0; r < meta->nruns; r++)
+		listed |= meta->runs[r] == run->head && meta->run_serials[r] == run->serial;
+	UnlockReleaseBuffer(metabuf);
+	return listed;
+}
+
+/*
+ * Mark the dead entries of table j of a run. Without the merge lock
+ * (gone_ok), a page that is no longer the run's means a merge retired the
+ * run and recycling freed its pages: the run is marked gone, as long as the
+ * run list no longer names it (else that is corruption, reported).
+ */
 static int64
-vacuum_table(Relation index, const MihRunHeader *hdr, int j, IndexBulkDeleteCallback cb,
+vacuum_table(Relation index, VacRun *run, int j, bool gone_ok, IndexBulkDeleteCallback cb,
 			 void *cbstate, int64 *live, BufferAccessStrategy strategy)
 {
 	int64		removed = 0;
+	uint32		ignored;
 
-	for (BlockNumber blk = hdr->first_leaf[j]; blk != InvalidBlockNumber;)
+	for (BlockNumber blk = run->hdr.first_leaf[j]; blk != InvalidBlockNumber;)
 	{
-		vacuum_page(index, blk, cb, cbstate, live, &removed, &blk, MIH_PAGE_LEAF, strategy);
+		if (!vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, gone_ok, cb, cbstate,
+						 live, &removed, &blk, &ignored, strategy))
+		{
+			if (run_listed(index, run))
+				vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, false, cb, cbstate,
+							live, &removed, &blk, &ignored, strategy);	/* reports it */
+			run->gone = true;
+			elog(DEBUG1, "simhash bulk delete: a run was replaced and its pages freed meanwhile (block %u, serial %u); the run that replaced it is visited at the end",
+				 run->head, run->serial);
+			break;
+		}
 		sh_vacuum_delay_point();
 	}
 	return removed;
 }
 
 /*
- * Mark the dead entries of every table of every run; returns how many
- * entries died (counted once, in table 0). Every run is flagged first and
- * unflagged at the end, so a crash in between leaves each run asking the
- * callback for itself next time.
+ * Mark the dead entries of every table of the runs given; returns how many
+ * entries died (counted once, in the run's first table). The first table
+ * asks the callback; the run's other tables ask the set of what died there
+ * (a run's tables hold the same entries), unless the run was flagged before
+ * (its tables may disagree) or the set outgrew its budget.
  */
 static int64
-vacuum_runs(Relation index, const MihMetaPageData *snap, IndexBulkDeleteCallback callback,
-			void *callback_state, int64 *live, BufferAccessStrategy strategy)
+vacuum_runs(Relation index, int nblocks, VacRun *runs, int nruns, bool gone_ok,
+			IndexBulkDeleteCallback callback, void *callback_state,
+			BufferAccessStrategy strategy)
 {
-	MihRunHeader hdrs[MIH_MAX_RUNS];
-	bool		flagged[MIH_MAX_RUNS];
-	int64		newly_dead[MIH_MAX_RUNS];
 	int64		removed = 0;
 	DeadTids	dead;
 	HASHCTL		ctl;
@@ -202,87 +258,172 @@ vacuum_runs(Relation index, const MihMetaPageData *snap, IndexBulkDeleteCallback
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	dead.n = 0;
 
-	for (int r = 0; r < snap->nruns; r++)
-	{
-		set_run_vacuuming(index, snap->runs[r], true, 0, &hdrs[r], &flagged[r]);
-		newly_dead[r] = 0;
-	}
+	/* a test stops here, the runs flagged and none marked yet (TAP 022) */
+	if (gone_ok && simhash_test_fault == SH_FAULT_VACUUM_PAUSE)
+		sh_test_pause(SH_FAULT_VACUUM_PAUSE);
 
 	/* table 0 asks the callback, and counts */
-	for (int r = 0; r < snap->nruns; r++)
-		if (mih_run_tables(snap, r) & 1)
+	for (int r = 0; r < nruns; r++)
+		if (runs[r].tables & 1)
 		{
-			newly_dead[r] = vacuum_table(index, &hdrs[r], 0, record_dead, &dead, live,
-										 strategy);
-			removed += newly_dead[r];
+			runs[r].newly_dead = vacuum_table(index, &runs[r], 0, gone_ok, record_dead, &dead,
+											  &runs[r].live, strategy);
+			removed += runs[r].newly_dead;
 		}
 
-	/* the other tables look the dead TIDs up, unless their run is flagged */
-	for (int r = 0; r < snap->nruns; r++)
+	for (int r = 0; r < nruns; r++)
 	{
-		uint32		tables = mih_run_tables(snap, r);
+		VacRun	   *run = &runs[r];
 
-		for (int j = 1; j < snap->nblocks; j++)
+		for (int j = 1; j < nblocks && !run->gone; j++)
 		{
-			int64		n;
 			int64		ignored = 0;
 
-			if (!(tables & (1 << j)))
+			if (!(run->tables & (1 << j)))
 				continue;
-			if (!flagged[r] && dead.n == 0)
+			/* a run without table 0 (folded) asks in its first table, and counts there */
+			if ((run->tables & ((1 << j) - 1)) == 0)
+			{
+				run->newly_dead = vacuum_table(index, run, j, gone_ok, record_dead, &dead,
+											   &run->live, strategy);
+				removed += run->newly_dead;
+				continue;
+			}
+			if (!run->was_flagged && run->newly_dead == 0)
 				break;			/* nothing died: the tables agree */
 			/* a flagged run, or a set that outgrew its budget: the callback */
-			if (flagged[r] || dead.tids == NULL)
-				n = vacuum_table(index, &hdrs[r], j, callback, callback_state, &ignored,
-								 strategy);
+			if (run->was_flagged || dead.tids == NULL)
+				vacuum_table(index, run, j, gone_ok, callback, callback_state, &ignored,
+							 strategy);
 			else
-				n = vacuum_table(index, &hdrs[r], j, known_dead, &dead, &ignored, strategy);
-			/* a run without table 0 counts in its first table */
-			if ((tables & ((1 << j) - 1)) == 0)
-				newly_dead[r] = n;
+				vacuum_table(index, run, j, gone_ok, known_dead, &dead, &ignored, strategy);
 		}
 	}
 	MemoryContextDelete(dead.cxt);
-
-	for (int r = 0; r < snap->nruns; r++)
-		set_run_vacuuming(index, snap->runs[r], false, newly_dead[r], NULL, NULL);
 	return removed;
 }
 
+/* Copy the metapage. */
+static void
+read_meta(Relation index, MihMetaPageData *meta)
+{
+	Buffer		metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	memcpy(meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(*meta));
+	UnlockReleaseBuffer(metabuf);
+}
+
+/* The runs of a metapage copy, flagged MIH_RUN_VACUUMING (merge lock held). */
+static int
+flag_runs(Relation index, const MihMetaPageData *meta, const VacRun *skip, int nskip,
+		  VacRun *out)
+{
+	int			n = 0;
+
+	for (int r = 0; r < meta->nruns; r++)
+	{
+		bool		seen = false;
+		VacRun	   *run = &out[n];
+
+		for (int i = 0; i < nskip; i++)
+			seen |= skip[i].head == meta->runs[r] && skip[i].serial == meta->run_serials[r];
+		if (seen)
+			continue;
+		memset(run, 0, sizeof(*run));
+		run->head = meta->runs[r];
+		run->serial = meta->run_serials[r];
+		run->tables = mih_run_tables(meta, r);
+		set_run_vacuuming(index, run->head, run->serial, true, 0, &run->hdr, &run->was_flagged);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Bulk delete, in three steps, so that inserts go on flushing their pending
+ * list while it runs (issue 22, item 4: holding the merge lock throughout
+ * let the list grow without bound during a long VACUUM, and every search
+ * reads it whole):
+ *
+ *  1. Under the merge lock: recycle, copy the run list, flag every run
+ *     MIH_RUN_VACUUMING. A merge of a flagged run writes a flagged run.
+ *  2. Without it: mark the dead entries of those runs. Meanwhile merges may
+ *     replace some of them, and recycling may even free their pages (VACUUM's
+ *     own snapshot does not hold back the horizon recycling waits for): each
+ *     page is marked only if it is still the run's under the cleanup lock,
+ *     and a run whose pages went is left (vacuum_table).
+ *  3. Under the merge lock again: the runs written meanwhile (their entries
+ *     may have been copied before step 2 marked them; flagged when merged
+ *     from flagged runs, so their tables ask the callback themselves), and
+ *     the pending list, whose entries step 2 left (a flush may have copied
+ *     them meanwhile, into a run of step 3). Then every run still listed is
+ *     unflagged, with its dead count.
+ *
+ * The heap keeps a dead tuple's TID until every index's bulk delete is
+ * over, so no entry inserted meanwhile can carry a TID the callback calls
+ * dead; entries that died existed before step 1. A crash anywhere leaves
+ * runs flagged, which the next bulk delete and any merge handle. An entry
+ * marked in step 2 in a run a merge had already copied is marked again in
+ * the new run, and counted twice in tuples_removed.
+ */
 IndexBulkDeleteResult *
 mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			   IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
-	Buffer		metabuf;
-	MihMetaPageData snap;
+	MihMetaPageData meta;
+	VacRun	   *old = palloc(MIH_MAX_RUNS * sizeof(VacRun));
+	VacRun	   *new = palloc(MIH_MAX_RUNS * sizeof(VacRun));
+	int			nold;
+	int			nnew;
 	int64		live = 0;
 	int64		removed = 0;
+	uint32		serial;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
-	/* no merge meanwhile; free what no snapshot can reach any more */
+	/* 1: free what no snapshot can reach any more; flag the runs */
 	LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 	mih_recycle_retired(index);
+	read_meta(index, &meta);
+	nold = flag_runs(index, &meta, NULL, 0, old);
+	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 
-	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	mih_check_metapage(index, BufferGetPage(metabuf));
-	memcpy(&snap, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(snap));
-	UnlockReleaseBuffer(metabuf);
+	/* 2: their dead entries, while inserts flush and merge */
+	removed += vacuum_runs(index, meta.nblocks, old, nold, true, callback, callback_state,
+						   info->strategy);
 
-	/* the pending list, as far as it goes now */
-	for (BlockNumber blk = snap.pending_head; blk != InvalidBlockNumber;)
+	/* 3: what was written meanwhile, and the pending list */
+	LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+	read_meta(index, &meta);
+	nnew = flag_runs(index, &meta, old, nold, new);
+	removed += vacuum_runs(index, meta.nblocks, new, nnew, false, callback, callback_state,
+						   info->strategy);
+	serial = meta.pending_head_serial;
+	for (BlockNumber blk = meta.pending_head; blk != InvalidBlockNumber;)
 	{
-		vacuum_page(index, blk, callback, callback_state, &live, &removed, &blk,
-					MIH_PAGE_PENDING, info->strategy);
+		vacuum_page(index, blk, MIH_PAGE_PENDING, serial, -1, false, callback,
+					callback_state, &live, &removed, &blk, &serial, info->strategy);
 		sh_vacuum_delay_point();
 	}
+	for (int r = 0; r < meta.nruns; r++)
+	{
+		for (int i = 0; i < nold + nnew; i++)
+		{
+			VacRun	   *run = i < nold ? &old[i] : &new[i - nold];
 
-	/* every run; counts come from table 0 */
-	removed += vacuum_runs(index, &snap, callback, callback_state, &live, info->strategy);
+			if (run->head != meta.runs[r] || run->serial != meta.run_serials[r])
+				continue;
+			set_run_vacuuming(index, run->head, run->serial, false, run->newly_dead, NULL, NULL);
+			live += run->live;
+		}
+	}
 	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+	pfree(old);
+	pfree(new);
 
 	stats->tuples_removed += removed;
 	stats->num_index_tuples = live;

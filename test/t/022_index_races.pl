@@ -16,6 +16,18 @@
 #    its first block to the map again (fsm_twice) and waits while an insert
 #    needs a new pending page; afterwards every row must be found, verify
 #    must pass, and inserts and VACUUM must go on.
+#
+# 2. Bulk delete beside flushing inserts (issue 22, item 4). Bulk delete held
+#    the merge lock for its whole pass, so inserts could not flush and the
+#    pending list, which every search reads whole, grew for as long as VACUUM
+#    ran. It now holds it only to flag the runs and, at the end, to visit the
+#    runs written meanwhile and the pending list. Here VACUUM stops after
+#    marking table 0 (vacuum_pause) while 8,000 rows go in, 250 a
+#    transaction, with pending_limit = 256: the pending list must stay under
+#    two flushes' worth, merges must replace runs VACUUM is marking and
+#    recycling free their pages (VACUUM leaves such a run, a DEBUG1 line says
+#    so, and marks the run that replaced it at the end); afterwards no deleted row may be found, every other row must be,
+#    and verify must pass.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -102,5 +114,72 @@ index_complete('after the writer and the insert shared a block');
 is($err, '', 'later inserts and VACUUM raise no error');
 index_complete('after more inserts and VACUUM');
 
+
+# ---- 2. bulk delete while inserts flush, merge and recycle
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE u (id bigserial PRIMARY KEY, fp simhash);
+CREATE INDEX u_fp ON u USING simhash (fp) WITH (pending_limit = 256);
+});
+for my $i (1 .. 12)
+{
+	$node->safe_psql('postgres', 'INSERT INTO u (fp) SELECT rfp() FROM generate_series(1, 250)');
+}
+$node->safe_psql('postgres',
+	'CREATE TABLE deleted AS SELECT fp FROM u WHERE id % 3 = 0; DELETE FROM u WHERE id % 3 = 0');
+my $runs_before = $node->safe_psql('postgres', "SELECT runs FROM simhash_index_info('u_fp')");
+
+$holder = $node->background_psql('postgres');
+$holder->query_safe("SELECT pg_advisory_lock(x'5348465400000006'::bigint)");
+my $logstart = -s $node->logfile;
+$vacuum = $node->background_psql('postgres', on_error_stop => 0);
+$vacuum->query_until(qr/started/,
+	"\\echo started\nSET simhash.test_fault = vacuum_pause;\nSET log_min_messages = debug1;\nVACUUM u;\n\\echo done\n");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"),
+	'bulk delete stops before marking');
+my $maxpending = 0;
+for my $i (1 .. 32)
+{
+	$node->safe_psql('postgres',
+		'INSERT INTO u (fp) SELECT rfp() FROM generate_series(1, 250); SELECT txid_current()');
+	my $p = $node->safe_psql('postgres', "SELECT pending_entries FROM simhash_index_info('u_fp')");
+	$maxpending = $p if $p > $maxpending;
+}
+cmp_ok($maxpending, '<', 512,
+	"while bulk delete runs, inserts flush: at most $maxpending entries pending (limit 256)");
+$holder->query_safe("SELECT pg_advisory_unlock(x'5348465400000006'::bigint)");
+$holder->quit;
+pump_until($vacuum->{run}, $vacuum->{timeout}, \$vacuum->{stdout}, qr/done/);
+is($vacuum->{stderr}, '', 'bulk delete finishes without error');
+$vacuum->quit;
+like(slurp_file($node->logfile, $logstart), qr/simhash bulk delete: a run was replaced and its pages freed meanwhile/,
+	'a run bulk delete was marking was merged and recycled meanwhile (started with ' . $runs_before . ' runs)');
+
+# the freed TIDs are reused by new rows: an entry left live for a deleted row
+# would now name a new row with another fingerprint, found by the deleted
+# row's fingerprint
+$node->safe_psql('postgres', 'INSERT INTO u (fp) SELECT rfp() FROM generate_series(1, 3000)');
+my $res = $node->safe_psql(
+	'postgres', q{
+CREATE TEMP TABLE q AS (SELECT fp FROM u ORDER BY id LIMIT 200) UNION ALL SELECT fp FROM deleted;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+CREATE TEMP TABLE by_index AS SELECT q.fp AS q, u.id FROM q JOIN u ON u.fp <~> q.fp <= 6;
+RESET enable_seqscan; SET enable_indexscan = off;
+CREATE TEMP TABLE by_seq AS SELECT q.fp AS q, u.id FROM q JOIN u ON (u.fp <-> q.fp) <= 6;
+SELECT (SELECT count(*) FROM by_seq),
+       (SELECT count(*) FROM (SELECT * FROM by_index EXCEPT SELECT * FROM by_seq) a),
+       (SELECT count(*) FROM (SELECT * FROM by_seq EXCEPT SELECT * FROM by_index) b),
+       (SELECT count(*) FROM u WHERE fp <~> '0000000000000000' <= 64),
+       (SELECT count(*) FROM u);
+});
+my ($rows, $extra, $missed, $all, $count) = split /\|/, $res;
+cmp_ok($rows, '>=', 200, 'after bulk delete beside merges: the queries find rows');
+is($extra, 0, 'no row found that a sequential scan does not find (no dead entry left live)');
+is($missed, 0, 'no row missed');
+is($all, $count, "a radius-64 scan finds all $count rows");
+($rc, $out, $err) = $node->psql('postgres', "SELECT * FROM simhash_index_verify('u_fp')");
+is($err, '', 'simhash_index_verify passes');
 $node->stop;
 done_testing();
