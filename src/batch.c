@@ -295,24 +295,13 @@ batch_enumerate(BatchCtx *ctx, uint64 *items, uint32 n, uint64 active,
 	keep = m - radius;
 	ntables = (int) sh_binomial(m, radius);
 	tables = palloc(sizeof(uint64) * ntables);
-	for (int i = 0; i < keep; i++)
-		chosen[i] = i;
+	sh_choice_first(chosen, keep);
 	for (int t = 0; t < ntables; t++)
 	{
-		int			i;
-
 		tables[t] = 0;
-		for (i = 0; i < keep; i++)
+		for (int i = 0; i < keep; i++)
 			tables[t] |= blocks[chosen[i]];
-		/* next combination */
-		for (i = keep - 1; i >= 0 && chosen[i] == m - keep + i; i--)
-			;
-		if (i >= 0)
-		{
-			chosen[i]++;
-			for (int j = i + 1; j < keep; j++)
-				chosen[j] = chosen[j - 1] + 1;
-		}
+		(void) sh_choice_next(chosen, keep, m);
 	}
 	if (top)
 	{

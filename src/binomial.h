@@ -4,7 +4,9 @@
  *		the probe counts, the selectivity floor, the batch mode's table count
  *		and the pigeonhole keys use. Exact while the result stays below 2^53,
  *		which every caller's does where it needs an exact value (block counts
- *		of at most 64 bits; key counts capped at 10,000).
+ *		of at most 64 bits; key counts capped at 10,000). And the one
+ *		enumeration of the choices of k of n (the batch mode's tables, the
+ *		pigeonhole keys, the nearest-neighbour search's probe values).
  */
 #ifndef SIMHASH_BINOMIAL_H
 #define SIMHASH_BINOMIAL_H
@@ -37,6 +39,34 @@ sh_binomial_sum(int n, int k)
 		c = c * (n - i) / (i + 1);
 	}
 	return total;
+}
+
+/* The first choice of k positions of n in lexicographic order: 0 .. k - 1. */
+static inline void
+sh_choice_first(int *chosen, int k)
+{
+	for (int i = 0; i < k; i++)
+		chosen[i] = i;
+}
+
+/*
+ * The next choice of k positions of n (ascending in chosen[]), in
+ * lexicographic order: the last position that can still move moves, the
+ * ones after it follow it. False after the last choice.
+ */
+static inline bool
+sh_choice_next(int *chosen, int k, int n)
+{
+	int			i;
+
+	for (i = k - 1; i >= 0 && chosen[i] == n - k + i; i--)
+		;
+	if (i < 0)
+		return false;
+	chosen[i]++;
+	for (int j = i + 1; j < k; j++)
+		chosen[j] = chosen[j - 1] + 1;
+	return true;
 }
 
 #endif							/* SIMHASH_BINOMIAL_H */

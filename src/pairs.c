@@ -104,30 +104,19 @@ simhash_blocks(PG_FUNCTION_ARGS)
 	k = m - r;
 	InitMaterializedSRF(fcinfo, 0);
 	mih_default_masks(m, masks);
-	for (int i = 0; i < k; i++)
-		chosen[i] = i;
-	for (;;)
+	sh_choice_first(chosen, k);
+	do
 	{
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 		uint64		mask = 0;
-		int			i;
 
-		for (i = 0; i < k; i++)
+		for (int i = 0; i < k; i++)
 			mask |= masks[chosen[i]];
 		values[0] = Int32GetDatum(number++);
 		values[1] = Int64GetDatum((int64) (fp & mask));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-
-		/* the next choice: advance the last position that can still move */
-		for (i = k - 1; i >= 0 && chosen[i] == m - k + i; i--)
-			;
-		if (i < 0)
-			break;
-		chosen[i]++;
-		for (int j = i + 1; j < k; j++)
-			chosen[j] = chosen[j - 1] + 1;
-	}
+	} while (sh_choice_next(chosen, k, m));
 	return (Datum) 0;
 }
 

@@ -135,7 +135,7 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
  * Every value exactly s bits from (q & mask) in the mask's bits, a chunk at
  * a time: one level of the nearest-neighbour search (mih_knn.c). The
  * combination of flipped bits is the iterator's state (s positions among
- * the mask's bits, ascending, advanced as an odometer), so memory is the
+ * the mask's bits, ascending, advanced by sh_choice_next), so memory is the
  * chunk whatever C(bits, s) is; each chunk comes sorted, so consecutive
  * probes of a chunk often share a leaf.
  */
@@ -149,8 +149,7 @@ mih_probe_iter_init(MihProbeIter *it, SimHash q, uint64 mask, int s)
 	it->base = q & mask;
 	it->s = s;
 	it->done = s > it->nbits;
-	for (int i = 0; i < s && !it->done; i++)
-		it->pos[i] = i;
+	sh_choice_first(it->pos, it->done ? 0 : s);
 }
 
 /* Up to max values into out, sorted; 0 at the end. */
@@ -162,22 +161,11 @@ mih_probe_iter_next(MihProbeIter *it, uint64 *out, int max)
 	while (n < max && !it->done)
 	{
 		uint64		v = it->base;
-		int			i;
 
-		for (i = 0; i < it->s; i++)
+		for (int i = 0; i < it->s; i++)
 			v ^= UINT64CONST(1) << it->bits[it->pos[i]];
 		out[n++] = v;
-		/* the next combination: the last position that can move, moves */
-		for (i = it->s - 1; i >= 0 && it->pos[i] == it->nbits - it->s + i; i--)
-			;
-		if (i < 0)
-			it->done = true;
-		else
-		{
-			it->pos[i]++;
-			for (int t = i + 1; t < it->s; t++)
-				it->pos[t] = it->pos[t - 1] + 1;
-		}
+		it->done = !sh_choice_next(it->pos, it->s, it->nbits);
 	}
 	CHECK_FOR_INTERRUPTS();
 	sort_probes(out, n);
