@@ -35,6 +35,7 @@
 #include "windowapi.h"
 
 #include "batch.h"
+#include "grouping.h"
 #include "radix.h"
 
 /*
@@ -162,29 +163,12 @@ dedup_check_memory(DedupRun *run, Size need, const char *what)
 				 errhint("Raise maintenance_work_mem for this session, or group fewer rows at a time with PARTITION BY.")));
 }
 
-/* union-find with path halving; the root of a set is its smallest member */
-static inline uint32
-dedup_find(uint32 *parent, uint32 x)
-{
-	while (parent[x] != x)
-	{
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
-}
-
 static void
 dedup_union_pair(void *arg, uint32 a, uint32 b, int distance)
 {
 	DedupRun   *run = (DedupRun *) arg;
-	uint32		ra = dedup_find(run->parent, a);
-	uint32		rb = dedup_find(run->parent, b);
 
-	if (ra < rb)
-		run->parent[rb] = ra;
-	else if (rb < ra)
-		run->parent[ra] = rb;
+	sh_group_union(run->parent, a, b);
 }
 
 static void
@@ -385,8 +369,7 @@ dedup_components(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep
 	run->parent = rep;
 	batch_near_pairs(rows->dfps, rows->ndistinct, radius, dedup_union_pair, run,
 					 dedup_progress, run, stats);
-	for (uint32 d = 0; d < rows->ndistinct; d++)
-		rep[d] = dedup_find(rep, d);
+	sh_group_flatten(rep, rows->ndistinct);
 }
 
 /*
@@ -398,7 +381,6 @@ static void
 dedup_leaders(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep,
 			  BatchStats *stats)
 {
-	uint64		e = 0;
 	uint64	   *tmp;
 
 	run->maxedges = 1024;
@@ -408,19 +390,7 @@ dedup_leaders(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep,
 	tmp = palloc_extended(sizeof(uint64) * Max(run->nedges, 1), MCXT_ALLOC_HUGE);
 	dedup_radix_uint64(run->edges, tmp, run->nedges, 0);
 	pfree(tmp);
-	for (uint32 d = 0; d < rows->ndistinct; d++)
-	{
-		uint32		leader = d;
-
-		for (; e < run->nedges && (uint32) (run->edges[e] >> 32) == d; e++)
-		{
-			uint32		a = (uint32) run->edges[e];
-
-			if (leader == d && rep[a] == a)
-				leader = a;
-		}
-		rep[d] = leader;
-	}
+	sh_group_leaders(run->edges, run->nedges, rows->ndistinct, rep);
 	pfree(run->edges);
 }
 

@@ -29,6 +29,7 @@
  */
 #include "simhash.h"
 #include "binomial.h"
+#include "grouping.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -327,17 +328,6 @@ read_pairs(const char *query, PairList *pl)
 	pfree(b);
 }
 
-static uint32
-find_root(uint32 *parent, uint32 x)
-{
-	while (parent[x] != x)
-	{
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
-}
-
 /*
  * simhash_pair_groups(pairs, method): the groups of the rows in a pair list
  * (a query returning two id columns, the pairs of near-duplicates), with the
@@ -379,41 +369,14 @@ simhash_pair_groups(PG_FUNCTION_ARGS)
 
 	rep = palloc_extended(Max(pl.nids, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	if (leader)
-	{
-		int64		e = 0;
-
-		for (uint32 d = 0; d < pl.nids; d++)
-		{
-			uint32		lead = d;
-
-			/* edges of d to earlier ids, in ascending order: the first leader wins */
-			for (; e < pl.nedges && (uint32) (pl.edges[e] >> 32) == d; e++)
-			{
-				uint32		lo = (uint32) pl.edges[e];
-
-				if (lead == d && rep[lo] == lo)
-					lead = lo;
-			}
-			rep[d] = lead;
-		}
-	}
+		sh_group_leaders(pl.edges, pl.nedges, pl.nids, rep);
 	else
 	{
 		for (uint32 d = 0; d < pl.nids; d++)
 			rep[d] = d;
 		for (int64 e = 0; e < pl.nedges; e++)
-		{
-			uint32		x = find_root(rep, (uint32) (pl.edges[e] >> 32));
-			uint32		y = find_root(rep, (uint32) pl.edges[e]);
-
-			/* the smaller index (the smaller id) represents the component */
-			if (x < y)
-				rep[y] = x;
-			else if (y < x)
-				rep[x] = y;
-		}
-		for (uint32 d = 0; d < pl.nids; d++)
-			rep[d] = find_root(rep, d);
+			sh_group_union(rep, (uint32) (pl.edges[e] >> 32), (uint32) pl.edges[e]);
+		sh_group_flatten(rep, pl.nids);
 	}
 
 	for (uint32 d = 0; d < pl.nids; d++)
