@@ -432,6 +432,9 @@ extern void mih_check_metapage(Relation index, Page metapage);
 extern void mih_meta_cover(Page metapage);
 extern void mih_require_null_entries(Relation index, const MihMetaPageData *meta);
 extern void mih_mark_free(Relation index, Buffer buf);
+extern Page mih_chain_append(GenericXLogState *state, Buffer newbuf, uint16 type, uint32 serial,
+							 Page lastpage, BlockNumber *first, uint32 *first_serial,
+							 BlockNumber *last, uint32 *npages);
 /* is the page the one a link promised (type, serial, table; -1: any table)? */
 extern bool mih_page_is(Page page, uint16 type, uint32 serial, int table);
 extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
@@ -570,6 +573,17 @@ typedef struct MihProbeIter
 } MihProbeIter;
 extern void mih_probe_iter_init(MihProbeIter *it, SimHash q, uint64 mask, int s);
 extern int	mih_probe_iter_next(MihProbeIter *it, uint64 *out, int max);
+/* why mih_probe_leaf stopped */
+typedef enum MihLeafStep
+{
+	MIH_LEAF_END,				/* the leaf ended; the value may go on in the next */
+	MIH_PROBES_END,				/* every probe value done */
+	MIH_LEAF_DESCEND			/* the next value lies past this leaf */
+} MihLeafStep;
+typedef void (*MihLeafVisit) (void *arg, const MihEntry *entry);
+extern MihLeafStep mih_probe_leaf(const MihEntry *entries, int n, uint64 mask,
+								  const uint64 *vals, int nvals, int *p,
+								  MihLeafVisit visit, void *arg);
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);
 

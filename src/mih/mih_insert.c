@@ -55,25 +55,12 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	meta = MihPageGetMeta(metapage);
 	if (newbuf != InvalidBuffer)
 	{
-		uint32		serial = (uint32) meta->next_serial++;
+		Page		tailpage = tailbuf != InvalidBuffer ?
+			GenericXLogRegisterBuffer(state, tailbuf, 0) : NULL;
 
-		target = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
-		mih_init_page(target, MIH_PAGE_PENDING, 0, 0);
-		MihPageGetOpaque(target)->serial = serial;
-		if (tailbuf != InvalidBuffer)
-		{
-			Page		tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
-
-			MihPageGetOpaque(tailpage)->next = BufferGetBlockNumber(newbuf);
-			MihPageGetOpaque(tailpage)->next_serial = serial;
-		}
-		else
-		{
-			meta->pending_head = BufferGetBlockNumber(newbuf);
-			meta->pending_head_serial = serial;
-		}
-		meta->pending_tail = BufferGetBlockNumber(newbuf);
-		meta->pending_pages++;
+		target = mih_chain_append(state, newbuf, MIH_PAGE_PENDING, (uint32) meta->next_serial++,
+								  tailpage, &meta->pending_head, &meta->pending_head_serial,
+								  &meta->pending_tail, &meta->pending_pages);
 	}
 	else
 		target = GenericXLogRegisterBuffer(state, tailbuf, 0);

@@ -323,6 +323,29 @@ cached_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v, Des
 	return blk;
 }
 
+/* What a probe of table j at level s takes (knn_visit). */
+typedef struct KnnProbe
+{
+	MihKnn	   *k;
+	int			j;
+	int			s;
+	int			settled;
+} KnnProbe;
+
+/* An entry whose block a probe value matched: taken at its canonical place only. */
+static void
+knn_visit(void *arg, const MihEntry *e)
+{
+	KnnProbe   *probe = (KnnProbe *) arg;
+	int			table = 0;
+
+	if (mih_entry_dead(e) || mih_entry_is_null(e))
+		return;
+	/* found here first: no block closer, no earlier table as close */
+	if (min_block_distance(probe->k, mih_entry_fp(e), &table) == probe->s && table == probe->j)
+		take_probed(probe->k, e, entry_distance(probe->k, e), probe->settled);
+}
+
 /*
  * Probe table j of a run with the sorted values, each exactly s bits from
  * q's block: take the entries whose canonical place this is.
@@ -336,6 +359,7 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 	BlockNumber leaf = InvalidBlockNumber;
 	int			p = 0;
 	DescentCache dc;
+	KnnProbe	probe = {k, j, s, settled};
 
 	if (hdr->height[j] > MIH_MAX_HEIGHT)
 		ereport(ERROR,
@@ -352,7 +376,6 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 		Page		page;
 		MihEntry   *entries;
 		int			n;
-		int			pos = 0;
 		BlockNumber next;
 
 		CHECK_FOR_INTERRUPTS();
@@ -365,37 +388,18 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 		entries = MihPageGetEntries(page);
 		n = MihPageGetNItems(page, sizeof(MihEntry));
 		next = MihPageGetOpaque(page)->next;
-		for (;;)
+		switch (mih_probe_leaf(entries, n, mask, vals, nvals, &p, knn_visit, &probe))
 		{
-			uint64		v = vals[p];
-
-			pos = mih_lower_bound(entries, pos, n, mask, v);
-			for (; pos < n && (mih_entry_fp(&entries[pos]) & mask) == v; pos++)
-			{
-				int			table = 0;
-
-				if (mih_entry_dead(&entries[pos]) || mih_entry_is_null(&entries[pos]))
-					continue;
-				/* found here first: no block closer, no earlier table as close */
-				if (min_block_distance(k, mih_entry_fp(&entries[pos]), &table) == s &&
-					table == j)
-					take_probed(k, &entries[pos], entry_distance(k, &entries[pos]), settled);
-			}
-			if (pos == n)
-			{
-				/* the value may go on in the next leaf */
+			case MIH_LEAF_END:
 				leaf = next;
 				if (next == InvalidBlockNumber)
 					p = nvals;
 				break;
-			}
-			if (++p >= nvals)
+			case MIH_LEAF_DESCEND:
+				leaf = InvalidBlockNumber;
 				break;
-			if ((mih_entry_fp(&entries[n - 1]) & mask) < vals[p])
-			{
-				leaf = InvalidBlockNumber;	/* descend again */
+			case MIH_PROBES_END:
 				break;
-			}
 		}
 		UnlockReleaseBuffer(buf);
 	}

@@ -155,9 +155,7 @@ seal_pending(Relation index, Buffer metabuf, MergePlan *plan)
 	Buffer		tailbuf;
 	Buffer		newbuf;
 	GenericXLogState *state;
-	Page		metapage;
 	Page		tailpage;
-	Page		newpage;
 	uint32		serial;
 
 	plan->stop = InvalidBlockNumber;
@@ -175,18 +173,16 @@ seal_pending(Relation index, Buffer metabuf, MergePlan *plan)
 		}
 		else
 		{
+			MihMetaPageData *wmeta;
+
 			newbuf = mih_new_buffer(index);
 			state = GenericXLogStart(index);
-			metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+			wmeta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 			tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
-			newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
-			serial = (uint32) MihPageGetMeta(metapage)->next_serial++;
-			mih_init_page(newpage, MIH_PAGE_PENDING, 0, 0);
-			MihPageGetOpaque(newpage)->serial = serial;
-			MihPageGetOpaque(tailpage)->next = BufferGetBlockNumber(newbuf);
-			MihPageGetOpaque(tailpage)->next_serial = serial;
-			MihPageGetMeta(metapage)->pending_tail = BufferGetBlockNumber(newbuf);
-			MihPageGetMeta(metapage)->pending_pages++;
+			serial = (uint32) wmeta->next_serial++;
+			mih_chain_append(state, newbuf, MIH_PAGE_PENDING, serial, tailpage,
+							 &wmeta->pending_head, &wmeta->pending_head_serial,
+							 &wmeta->pending_tail, &wmeta->pending_pages);
 			GenericXLogFinish(state);
 			UnlockReleaseBuffer(tailbuf);
 			UnlockReleaseBuffer(newbuf);

@@ -312,3 +312,39 @@ mih_get_options(Relation index)
 		return (MihOptions *) index->rd_options;
 	return &defaults;
 }
+
+/*
+ * Chain a new page after the last page of a list kept in the metapage (the
+ * pending list, the retired chain), inside the caller's GenericXLog record,
+ * which holds the metapage and the last page (lastpage, NULL when the list
+ * is empty): newbuf, from mih_new_buffer, becomes a page of that type and
+ * serial, linked from the last page (with its serial) or named as the
+ * list's first (and first_serial, when the list keeps one), and the list's
+ * last. The one copy of this step for inserts, the flush's seal and the
+ * retired chain.
+ */
+Page
+mih_chain_append(GenericXLogState *state, Buffer newbuf, uint16 type, uint32 serial,
+				 Page lastpage, BlockNumber *first, uint32 *first_serial,
+				 BlockNumber *last, uint32 *npages)
+{
+	Page		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	BlockNumber blk = BufferGetBlockNumber(newbuf);
+
+	mih_init_page(page, type, 0, 0);
+	MihPageGetOpaque(page)->serial = serial;
+	if (lastpage)
+	{
+		MihPageGetOpaque(lastpage)->next = blk;
+		MihPageGetOpaque(lastpage)->next_serial = serial;
+	}
+	else
+	{
+		*first = blk;
+		if (first_serial)
+			*first_serial = serial;
+	}
+	*last = blk;
+	(*npages)++;
+	return page;
+}

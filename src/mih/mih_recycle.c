@@ -248,7 +248,6 @@ mih_retired_reserve(Relation index, int n)
 	Buffer		lastbuf = InvalidBuffer;
 	GenericXLogState *state;
 	Page		metapage;
-	Page		newpage;
 	Page		lastpage;
 	Page		target;
 	MihMetaPageData *meta;
@@ -288,17 +287,9 @@ mih_retired_reserve(Relation index, int n)
 	meta = MihPageGetMeta(metapage);
 	lastpage = BufferIsValid(lastbuf) ? GenericXLogRegisterBuffer(state, lastbuf, 0) : NULL;
 	if (BufferIsValid(newbuf))
-	{
-		newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
-		mih_init_page(newpage, MIH_PAGE_RETIRED, 0, 0);
-		if (lastpage)
-			MihPageGetOpaque(lastpage)->next = BufferGetBlockNumber(newbuf);
-		else
-			meta->retired_first = BufferGetBlockNumber(newbuf);
-		meta->retired_last = BufferGetBlockNumber(newbuf);
-		meta->retired_pages++;
-		target = newpage;
-	}
+		target = mih_chain_append(state, newbuf, MIH_PAGE_RETIRED, 0, lastpage,
+								  &meta->retired_first, NULL, &meta->retired_last,
+								  &meta->retired_pages);
 	else
 		target = lastpage;
 	entries = MihPageGetRetired(target);

@@ -373,6 +373,18 @@ mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v)
 	return blk;
 }
 
+/* A run entry whose block a probe value matched: a match, once. */
+static void
+scan_visit(void *arg, const MihEntry *e)
+{
+	MihScanOpaque so = (MihScanOpaque) arg;
+	SimHash		fp = mih_entry_fp(e);
+
+	if (!mih_entry_dead(e) && !mih_entry_is_null(e) && matches(so, fp) &&
+		!reported_earlier(so, fp, so->table))
+		so->items[so->nitems++] = mih_entry_tid(e);
+}
+
 /*
  * Visit one run leaf for the current table: collect matches for as many
  * consecutive probe values as the leaf holds. Advances so->probe and
@@ -385,7 +397,6 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 	Page		page;
 	MihEntry   *entries;
 	int			n;
-	int			pos = 0;
 	int			j = so->table;
 	uint64		mask = so->masks[j];
 	BlockNumber next;
@@ -411,41 +422,20 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 	}
 	else
 	{
-		for (;;)
+		switch (mih_probe_leaf(entries, n, mask, so->probes[j], so->nprobes[j], &so->probe,
+							   scan_visit, so))
 		{
-			uint64		v = so->probes[j][so->probe];
-
-			pos = mih_lower_bound(entries, pos, n, mask, v);
-			while (pos < n && (mih_entry_fp(&entries[pos]) & mask) == v)
-			{
-				SimHash		fp = mih_entry_fp(&entries[pos]);
-
-				if (!mih_entry_dead(&entries[pos]) && !mih_entry_is_null(&entries[pos]) &&
-					matches(so, fp) && !reported_earlier(so, fp, j))
-					so->items[so->nitems++] = mih_entry_tid(&entries[pos]);
-				pos++;
-			}
-			if (pos == n)
-			{
-				/* the value may go on in the next leaf */
+			case MIH_LEAF_END:
 				so->leaf = next;
+				/* at the end of the table no later probe can match */
 				if (next == InvalidBlockNumber)
-				{
-					/* end of the table: no later probe can match */
 					so->probe = so->nprobes[j];
-				}
 				break;
-			}
-			/* the entry at pos is past v: next probe value */
-			so->probe++;
-			if (so->probe >= so->nprobes[j])
+			case MIH_LEAF_DESCEND:
+				so->leaf = InvalidBlockNumber;	/* it may be the next leaf */
 				break;
-			if ((mih_entry_fp(&entries[n - 1]) & mask) < so->probes[j][so->probe])
-			{
-				/* not in this leaf: descend again (it may be the next leaf) */
-				so->leaf = InvalidBlockNumber;
+			case MIH_PROBES_END:
 				break;
-			}
 		}
 	}
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
