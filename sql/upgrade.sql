@@ -1,7 +1,7 @@
 -- upgrade: ALTER EXTENSION simhash UPDATE from 0.1.0 to 0.2.0 on a database holding
 -- version-1 fingerprints in a generated column, a simhash index and an expression index.
 -- Runs last: it drops the extension the other suites created, updates to 0.2.0 and then to the
--- default version (0.2.1: a library fix, no SQL change), and leaves that installed.
+-- default version (0.2.1, a library fix; 0.3.0, simhash_jaccard), and leaves that installed.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS simhash CASCADE;
 RESET client_min_messages;
@@ -70,9 +70,10 @@ SELECT (SELECT count(*) FROM up_seq) AS seq_rows,
 SELECT simhash('x'::text, 'words', 2, 3);
 SELECT * FROM simhash_features('x'::text, 'words', 2, 0);
 
--- 0.2.0 to 0.2.1 changes no SQL object: the update only records the release
+-- 0.2.0 to 0.2.1 changes no SQL object; 0.2.1 to 0.3.0 adds simhash_jaccard
 ALTER EXTENSION simhash UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
 SELECT count(*) FROM up_docs WHERE fp <~> (SELECT fp FROM up_docs ORDER BY id LIMIT 1) <= 3;
+SELECT simhash_jaccard('a b c d', 'a b c x');
 
 DROP TABLE up_docs, up_v1;

@@ -98,20 +98,20 @@ parse_feature_mode(text *mode)
 }
 
 /*
- * Read (doc, [features, [size, [version]]]) in the form all text functions
- * take; default_version applies when the call has no fourth argument.
+ * Read the optional (features, [size]) arguments, from argument argno on,
+ * in the form every text function takes (simhash(doc, ...),
+ * simhash_features(doc, ...), simhash_jaccard(a, b, ...)).
  */
-static void
-parse_text_args(FunctionCallInfo fcinfo, int default_version,
-				ShFeatureKind *kind, int *size, int *version)
+void
+sh_parse_feature_args(FunctionCallInfo fcinfo, int argno, ShFeatureKind *kind, int *size)
 {
 	*kind = DEFAULT_FEATURES;
-	if (PG_NARGS() >= 2)
-		*kind = parse_feature_mode(PG_GETARG_TEXT_PP(1));
+	if (PG_NARGS() > argno)
+		*kind = parse_feature_mode(PG_GETARG_TEXT_PP(argno));
 	*size = (*kind == SH_FEATURES_WORDS) ? DEFAULT_WORDS_SIZE : DEFAULT_CHARS_SIZE;
-	if (PG_NARGS() >= 3)
+	if (PG_NARGS() > argno + 1)
 	{
-		*size = PG_GETARG_INT32(2);
+		*size = PG_GETARG_INT32(argno + 1);
 		if (*size < SH_MIN_NGRAM || *size > SH_MAX_NGRAM)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -120,6 +120,17 @@ parse_text_args(FunctionCallInfo fcinfo, int default_version,
 					 errdetail("The size is the number of %s in each feature.",
 							   *kind == SH_FEATURES_WORDS ? "words" : "characters")));
 	}
+}
+
+/*
+ * Read (doc, [features, [size, [version]]]) in the form all text functions
+ * take; default_version applies when the call has no fourth argument.
+ */
+static void
+parse_text_args(FunctionCallInfo fcinfo, int default_version,
+				ShFeatureKind *kind, int *size, int *version)
+{
+	sh_parse_feature_args(fcinfo, 1, kind, size);
 	*version = default_version;
 	if (PG_NARGS() >= 4)
 	{

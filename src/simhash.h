@@ -10,6 +10,7 @@
 #include "nodes/nodes.h"
 
 #include "compat.h"
+#include "tokenize.h"
 
 /* A fingerprint is a uint64 carried in a pass-by-value int8-sized Datum. */
 typedef uint64 SimHash;
@@ -106,6 +107,9 @@ extern double sh_near_pair_selectivity(struct PlannerInfo *root, Node *var, int 
 /* ---- text helpers (fingerprint.c) ---- */
 extern char *sh_text_to_utf8(text *t, size_t *len);
 extern char *sh_quote_prefix(const char *s);
+/* fingerprint.c: the optional (features, size) arguments from argno on */
+extern void sh_parse_feature_args(FunctionCallInfo fcinfo, int argno, ShFeatureKind *kind,
+								  int *size);
 
 /* module.c: configuration parameters */
 extern int	simhash_progress_interval;

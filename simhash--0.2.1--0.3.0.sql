@@ -1,0 +1,21 @@
+/* simhash--0.2.1--0.3.0.sql: update from 0.2.1 to 0.3.0.
+ *
+ * 0.3.0 adds simhash_jaccard, the exact Jaccard similarity of two documents'
+ * feature sets under fingerprint specification version 2: the verification
+ * step after a fingerprint search (README.md, "Verifying candidates").
+ */
+
+\echo Use "ALTER EXTENSION simhash UPDATE TO '0.3.0'" to load this file. \quit
+
+CREATE FUNCTION @extschema@.simhash_jaccard(a pg_catalog.text, b pg_catalog.text)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME', 'simhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+CREATE FUNCTION @extschema@.simhash_jaccard(a pg_catalog.text, b pg_catalog.text, features pg_catalog.text)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME', 'simhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+CREATE FUNCTION @extschema@.simhash_jaccard(a pg_catalog.text, b pg_catalog.text, features pg_catalog.text,
+                                            size pg_catalog.int4)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME', 'simhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+COMMENT ON FUNCTION @extschema@.simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.int4)
+    IS 'exact Jaccard similarity of two documents'' feature sets (fingerprint specification version 2: the features simhash(text, features, size) hashes), 0 to 1; NULL when neither has a feature';

@@ -1,0 +1,56 @@
+-- jaccard: simhash_jaccard(a, b [, features [, size]]), the exact Jaccard similarity of two
+-- documents' feature sets under fingerprint specification version 2.
+
+-- identical, disjoint, and the same words in another order and case (the same word set)
+SELECT simhash_jaccard('the quick brown fox', 'the quick brown fox') AS same,
+       simhash_jaccard('the quick brown fox', 'lorem ipsum dolor sit') AS disjoint,
+       simhash_jaccard('The Quick brown FOX', 'fox brown quick the', 'words', 1) AS reordered_words;
+-- {a b c d} and {c d e f}: 2 shared of 6; repeats count once
+SELECT simhash_jaccard('a b c d', 'c d e f d d', 'words', 1);
+-- word pairs (the default size): 'a b c d' has {a b, b c, c d}, 'a b c x' has {a b, b c, c x}
+SELECT simhash_jaccard('a b c d', 'a b c x');
+-- character n-grams
+SELECT round(simhash_jaccard('colour', 'color', 'chars', 3)::numeric, 4);
+-- one document without features: 0; neither: NULL; NULL arguments: NULL
+SELECT simhash_jaccard('words here', '   '), simhash_jaccard('', ' . '),
+       simhash_jaccard(NULL, 'x'), simhash_jaccard('x', 'y', NULL);
+-- symmetric
+SELECT simhash_jaccard('one two three four', 'two three five') =
+       simhash_jaccard('two three five', 'one two three four') AS symmetric;
+
+-- The same value as the set operations over simhash_features(), which lists the hashes version 2
+-- counts, for documents in several scripts, both feature kinds and three sizes.
+CREATE TEMP TABLE jd (id int, body text);
+INSERT INTO jd VALUES
+  (1, 'It was the best of times, it was the worst of times, it was the age of wisdom'),
+  (2, 'It was the best of times, it was the worst of times, it was the age of foolishness'),
+  (3, 'Il était une fois, dans un pays lointain, une princesse qui était la plus belle'),
+  (4, '在很久很久以前，有一个美丽的公主住在一个遥远的国家里'),
+  (5, '在很久很久以前，有一個美麗的公主住在一個遙遠的國家裡'),
+  (6, repeat('boilerplate navigation footer ', 40) || 'the article itself is short'),
+  (7, repeat('boilerplate navigation footer ', 40) || 'another article, also short');
+CREATE TEMP TABLE jopts (features text, size int);
+INSERT INTO jopts VALUES ('words', 1), ('words', 2), ('words', 3), ('chars', 2), ('chars', 4);
+SELECT o.features, o.size, count(*) AS pairs,
+       count(*) FILTER (WHERE simhash_jaccard(a.body, b.body, o.features, o.size) IS DISTINCT FROM
+         (SELECT count(*) FROM (SELECT hash FROM simhash_features(a.body, o.features, o.size)
+                                INTERSECT SELECT hash FROM simhash_features(b.body, o.features, o.size)) i)::float8 /
+         (SELECT count(*) FROM (SELECT hash FROM simhash_features(a.body, o.features, o.size)
+                                UNION SELECT hash FROM simhash_features(b.body, o.features, o.size)) u))
+         AS differing
+FROM jd a, jd b, jopts o WHERE a.id <= b.id GROUP BY 1, 2 ORDER BY 1, 2;
+
+-- near copies, related texts and unrelated ones (words, size 2)
+SELECT a.id, b.id, round(simhash_jaccard(a.body, b.body)::numeric, 3) AS j
+FROM jd a, jd b WHERE a.id < b.id AND a.id IN (1, 4, 6) ORDER BY 1, 2;
+
+-- bad arguments, as simhash(text) reports them
+SELECT simhash_jaccard('a', 'b', 'sentences');
+SELECT simhash_jaccard('a', 'b', 'words', 0);
+SELECT simhash_jaccard('a', 'b', 'chars', 100);
+
+-- verification after a search: candidates within 24 bits, kept when J >= 0.5
+CREATE TEMP TABLE jdocs AS SELECT id, body, simhash(body) AS fp FROM jd;
+SELECT d.id, simhash_jaccard(d.body, q.body) >= 0.5 AS verified
+FROM jdocs d, (SELECT body, fp FROM jdocs WHERE id = 1) q
+WHERE d.fp <~> q.fp <= 24 ORDER BY d.id;

@@ -1,0 +1,116 @@
+/*
+ * jaccard.c
+ *		simhash_jaccard(a, b [, features [, size]]): the exact Jaccard
+ *		similarity of two documents' feature sets, the verification step
+ *		after a fingerprint search.
+ *
+ * A fingerprint estimates how alike two documents are; this computes it.
+ * The features are those fingerprint specification version 2 hashes (the
+ * same tokeniser, normalisation, features and size as simhash(text)), taken
+ * as a set of their 64-bit feature hashes, as version 2 counts them: each
+ * distinct hash once. The result is |A and B| / |A or B|, from 0 to 1; NULL
+ * when neither document has a feature. Two feature texts sharing a 64-bit
+ * hash count as one, as they do in the fingerprint (for documents of a
+ * million features, about one pair in 10^7 documents).
+ *
+ * Cost: both documents are tokenised (as two simhash() calls cost), their
+ * hashes radix-sorted (linear) and merged: time linear in the documents,
+ * 16 bytes of memory per feature occurrence of the larger one, freed at
+ * once.
+ */
+#include "simhash.h"
+
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "radix.h"
+
+static inline uint64
+jaccard_key(uint64 h)
+{
+	return h;
+}
+
+RADIX_SORT_DEFINE(jaccard_sort, uint64, jaccard_key)
+
+/* A document's feature hashes, as the tokeniser emits them. */
+typedef struct HashList
+{
+	uint64	   *h;
+	uint64		n;
+	uint64		cap;
+} HashList;
+
+static void
+collect_hashes(void *arg, const uint64 *hashes, int n)
+{
+	HashList   *l = (HashList *) arg;
+
+	if (l->n + n > l->cap)
+	{
+		l->cap = Max(l->cap * 2, l->n + n);
+		l->h = repalloc_huge(l->h, l->cap * sizeof(uint64));
+	}
+	memcpy(l->h + l->n, hashes, n * sizeof(uint64));
+	l->n += n;
+}
+
+/* The distinct feature hashes of a document, ascending; returns how many. */
+static uint64
+distinct_hashes(text *doc, ShFeatureKind kind, int size, HashList *l)
+{
+	size_t		len;
+	const char *utf8 = sh_text_to_utf8(doc, &len);
+	uint64	   *tmp;
+	uint64		n = 0;
+
+	l->cap = 256;
+	l->n = 0;
+	l->h = palloc(l->cap * sizeof(uint64));
+	sh_tokenize_hashed(utf8, len, kind, size, SH_SPEC_V2, collect_hashes, l);
+	if (l->n == 0)
+		return 0;
+	tmp = palloc_extended(l->n * sizeof(uint64), MCXT_ALLOC_HUGE);
+	jaccard_sort(l->h, tmp, l->n, 0);
+	pfree(tmp);
+	for (uint64 i = 0; i < l->n; i++)
+		if (n == 0 || l->h[i] != l->h[n - 1])
+			l->h[n++] = l->h[i];
+	l->n = n;
+	return n;
+}
+
+PG_FUNCTION_INFO_V1(simhash_jaccard);
+Datum
+simhash_jaccard(PG_FUNCTION_ARGS)
+{
+	ShFeatureKind kind;
+	int			size;
+	HashList	a;
+	HashList	b;
+	uint64		i = 0;
+	uint64		j = 0;
+	uint64		common = 0;
+
+	sh_parse_feature_args(fcinfo, 2, &kind, &size);
+	distinct_hashes(PG_GETARG_TEXT_PP(0), kind, size, &a);
+	distinct_hashes(PG_GETARG_TEXT_PP(1), kind, size, &b);
+	if (a.n == 0 && b.n == 0)
+		PG_RETURN_NULL();		/* no features: nothing to compare */
+	while (i < a.n && j < b.n)
+	{
+		if (a.h[i] < b.h[j])
+			i++;
+		else if (a.h[i] > b.h[j])
+			j++;
+		else
+		{
+			common++;
+			i++;
+			j++;
+		}
+	}
+	pfree(a.h);
+	pfree(b.h);
+	PG_RETURN_FLOAT8((float8) common / (float8) (a.n + b.n - common));
+}
