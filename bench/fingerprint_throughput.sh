@@ -200,6 +200,10 @@ FUNCS=(
 	"simhash(body, 'chars', 3)|$SCHEMA.simhash(body, 'chars', 3)"
 	"simhash(body, 'chars', 5)|$SCHEMA.simhash(body, 'chars', 5)"
 )
+# verification (0.3.0 on): one simhash_jaccard call reads two documents, here the row twice
+if [ "$(psql_b -tAc "SELECT count(*) FROM pg_proc WHERE proname = 'simhash_jaccard'")" != 0 ]; then
+	FUNCS+=("simhash_jaccard(body, body) [verify a pair]|$SCHEMA.simhash_jaccard(body, body)")
+fi
 NAMES=$(for f in "${FUNCS[@]}"; do echo "${f%%|*}"; done)
 
 SQLFILE=$(mktemp)

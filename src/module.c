@@ -27,6 +27,7 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"fsm_twice", SH_FAULT_FSM_TWICE, false},
 	{"verify_forget", SH_FAULT_VERIFY_FORGET, false},
 	{"vacuum_pause", SH_FAULT_VACUUM_PAUSE, false},
+	{"merge_pause", SH_FAULT_MERGE_PAUSE, false},
 	{NULL, 0, false}
 };
 

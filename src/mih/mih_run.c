@@ -269,10 +269,21 @@ mih_run_writer_end_table(MihRunWriter *w)
 
 	if (w->curblk != InvalidBlockNumber)
 		writer_close_page(w);
+	/*
+	 * Every table of a run holds the same entries: a writer that was given
+	 * different ones (a merge reading marks that changed under it) stops
+	 * here, before the run is swapped in, instead of leaving an index that
+	 * simhash_index_verify reports corrupted.
+	 */
 	if (!w->counted)
 		w->hdr.nentries = w->nentries_table;
-	else
-		Assert(w->hdr.nentries == w->nentries_table);
+	else if (w->hdr.nentries != w->nentries_table)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("simhash index \"%s\": a new run's tables would hold different entries (%lld and %lld)",
+						RelationGetRelationName(w->index), (long long) w->hdr.nentries,
+						(long long) w->nentries_table),
+				 errdetail("The index is unchanged; the run is not written.")));
 	w->counted = true;
 
 	while (w->nkeys > 1)
@@ -447,10 +458,12 @@ dead_key(DeadKey *key, const MihEntry *e)
 }
 
 /*
- * A bulk delete interrupted by a crash leaves some entries marked dead in
- * some tables of a run and not yet in others. Before such a run is merged,
- * collect every entry dead in any of its tables, so that the merge drops all
- * copies and the new run's tables hold the same entries.
+ * A flagged run's dead marks may disagree between its tables: a bulk delete
+ * interrupted by a crash, or one marking it right now (mih_bulkdelete, step
+ * 2). Before such a run is merged, collect every entry dead in any of its
+ * tables, so that the merge drops exactly these from every table (marks made
+ * later are ignored, see source_advance) and the new run's tables hold the
+ * same entries.
  */
 static HTAB *
 collect_dead(Relation index, const MihRunHeader *hdr, uint32 tables)
@@ -513,16 +526,27 @@ source_advance(MergeSource *s)
 			if (e == NULL)
 				return false;
 		}
-		if (mih_entry_dead(e))
-			continue;			/* dead entries are dropped */
 		if (s->dead)
 		{
 			DeadKey		key;
 
+			/*
+			 * A flagged run: an entry goes if it was dead in any table when
+			 * the merge began, whatever its mark here. A bulk delete may be
+			 * marking this run meanwhile (mih_bulkdelete, step 2), so a mark
+			 * read now may be missing from a table read earlier; an entry
+			 * marked since is copied live into every table, and the new
+			 * run, flagged, asks VACUUM's callback in each of them.
+			 */
 			dead_key(&key, e);
 			if (hash_search(s->dead, &key, HASH_FIND, NULL) != NULL)
-				continue;		/* dead in another table of its run */
+				continue;
+			s->cur = *e;
+			s->cur.tid.ip_posid &= ~MIH_DEAD_FLAG;
+			return true;
 		}
+		if (mih_entry_dead(e))
+			continue;			/* dead entries are dropped */
 		s->cur = *e;
 		return true;
 	}
@@ -634,6 +658,9 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 		if (w == NULL)
 			break;				/* nothing live at all */
 		mih_run_writer_end_table(w);
+		/* a test stops a merge of a flagged run between tables (TAP 022) */
+		if (flagged && simhash_test_fault == SH_FAULT_MERGE_PAUSE)
+			sh_test_pause(SH_FAULT_MERGE_PAUSE);
 	}
 	binaryheap_free(heap);
 	for (int r = 0; r < nruns; r++)

@@ -28,6 +28,19 @@
 #    recycling free their pages (VACUUM leaves such a run, a DEBUG1 line says
 #    so, and marks the run that replaced it at the end); afterwards no deleted row may be found, every other row must be,
 #    and verify must pass.
+#
+# 3. A merge of a run bulk delete is marking. A merge reads a run's tables
+#    one after the other; bulk delete, no longer excluding merges, may mark
+#    entries dead in between, and a merge that dropped every entry it read as
+#    dead wrote a run whose tables held different entries (the stress test
+#    found it: "Run at block N table 1 holds 155426 entries, expected
+#    122036"). A merge of a flagged run now drops exactly the entries dead
+#    when it began, in every table, and a run writer refuses tables of
+#    different sizes. Here the merge stops after its first table
+#    (merge_pause) while bulk delete marks every table of its runs; the
+#    merge must finish without error (before the fix: "a new run's tables
+#    would hold different entries (3328 and 2390)"), verify must pass and
+#    no deleted row may be found.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -181,5 +194,65 @@ is($missed, 0, 'no row missed');
 is($all, $count, "a radius-64 scan finds all $count rows");
 ($rc, $out, $err) = $node->psql('postgres', "SELECT * FROM simhash_index_verify('u_fp')");
 is($err, '', 'simhash_index_verify passes');
+
+# ---- 3. bulk delete marks the runs a merge is reading
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE v (id bigserial PRIMARY KEY, fp simhash);
+CREATE INDEX v_fp ON v USING simhash (fp) WITH (pending_limit = 256);
+});
+for my $i (1 .. 12)
+{
+	$node->safe_psql('postgres', 'INSERT INTO v (fp) SELECT rfp() FROM generate_series(1, 250)');
+}
+$node->safe_psql('postgres',
+	'CREATE TABLE v_deleted AS SELECT fp FROM v WHERE id % 3 = 0; DELETE FROM v WHERE id % 3 = 0');
+
+my $waiters = sub {
+	my ($n, $what) = @_;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) >= $n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"),
+		$what);
+};
+$holder = $node->background_psql('postgres');
+$holder->query_safe(
+	"SELECT pg_advisory_lock(x'5348465400000006'::bigint), pg_advisory_lock(x'5348465400000007'::bigint)");
+$vacuum = $node->background_psql('postgres', on_error_stop => 0);
+$vacuum->query_until(qr/started/,
+	"\\echo started\nSET simhash.test_fault = vacuum_pause;\nVACUUM v;\n\\echo done\n");
+$waiters->(1, 'bulk delete stops before marking');
+my $inserter = $node->background_psql('postgres', on_error_stop => 0);
+$inserter->query_until(qr/started/,
+	"\\echo started\nSET simhash.test_fault = merge_pause;\n"
+	  . "DO \$\$ BEGIN FOR i IN 1 .. 40 LOOP INSERT INTO v (fp) SELECT rfp() FROM generate_series(1, 250); END LOOP; END \$\$;\n"
+	  . "\\echo done\n");
+$waiters->(2, 'an insert merges a flagged run and stops after its first table');
+$holder->query_safe("SELECT pg_advisory_unlock(x'5348465400000006'::bigint)");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'page' AND NOT granted"),
+	'bulk delete marks every table meanwhile, then waits for the merge lock');
+$holder->query_safe("SELECT pg_advisory_unlock(x'5348465400000007'::bigint)");
+$holder->quit;
+pump_until($inserter->{run}, $inserter->{timeout}, \$inserter->{stdout}, qr/done/);
+is($inserter->{stderr}, '', 'the merge and the inserts finish without error');
+$inserter->quit;
+pump_until($vacuum->{run}, $vacuum->{timeout}, \$vacuum->{stdout}, qr/done/);
+is($vacuum->{stderr}, '', 'bulk delete finishes without error');
+$vacuum->quit;
+($rc, $out, $err) = $node->psql('postgres', "SELECT * FROM simhash_index_verify('v_fp')");
+is($err, '', "simhash_index_verify passes: the merged run's tables hold the same entries");
+$node->safe_psql('postgres', 'INSERT INTO v (fp) SELECT rfp() FROM generate_series(1, 3000)');
+$res = $node->safe_psql(
+	'postgres', q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT (SELECT count(*) FROM v_deleted d JOIN v ON v.fp <~> d.fp <= 0),
+       (SELECT count(*) FROM v WHERE fp <~> '0000000000000000' <= 64),
+       (SELECT count(*) FROM v);
+});
+my ($found_deleted, $all_v, $count_v) = split /\|/, $res;
+is($found_deleted, 0, "no deleted row's fingerprint finds a row");
+is($all_v, $count_v, "a radius-64 scan finds all $count_v rows");
 $node->stop;
 done_testing();
