@@ -128,18 +128,27 @@ is($err, '', 'later inserts and VACUUM raise no error');
 index_complete('after more inserts and VACUUM');
 
 
-# ---- 2. bulk delete while inserts flush, merge and recycle
-$node->safe_psql(
-	'postgres', q{
-CREATE TABLE u (id bigserial PRIMARY KEY, fp simhash);
-CREATE INDEX u_fp ON u USING simhash (fp) WITH (pending_limit = 256);
-});
-for my $i (1 .. 12)
+# A table of 3,000 rows inserted 250 at a time into an index with
+# pending_limit = 256 (several runs), a third of them deleted, their
+# fingerprints kept in ${name}_deleted.
+sub table_with_deletes
 {
-	$node->safe_psql('postgres', 'INSERT INTO u (fp) SELECT rfp() FROM generate_series(1, 250)');
+	my ($name) = @_;
+	$node->safe_psql('postgres',
+		"CREATE TABLE $name (id bigserial PRIMARY KEY, fp simhash); "
+		  . "CREATE INDEX ${name}_fp ON $name USING simhash (fp) WITH (pending_limit = 256)");
+	for my $i (1 .. 12)
+	{
+		$node->safe_psql('postgres',
+			"INSERT INTO $name (fp) SELECT rfp() FROM generate_series(1, 250)");
+	}
+	$node->safe_psql('postgres',
+		"CREATE TABLE ${name}_deleted AS SELECT fp FROM $name WHERE id % 3 = 0; "
+		  . "DELETE FROM $name WHERE id % 3 = 0");
 }
-$node->safe_psql('postgres',
-	'CREATE TABLE deleted AS SELECT fp FROM u WHERE id % 3 = 0; DELETE FROM u WHERE id % 3 = 0');
+
+# ---- 2. bulk delete while inserts flush, merge and recycle
+table_with_deletes('u');
 my $runs_before = $node->safe_psql('postgres', "SELECT runs FROM simhash_index_info('u_fp')");
 
 $holder = $node->background_psql('postgres');
@@ -176,7 +185,7 @@ like(slurp_file($node->logfile, $logstart), qr/simhash bulk delete: a run was re
 $node->safe_psql('postgres', 'INSERT INTO u (fp) SELECT rfp() FROM generate_series(1, 3000)');
 my $res = $node->safe_psql(
 	'postgres', q{
-CREATE TEMP TABLE q AS (SELECT fp FROM u ORDER BY id LIMIT 200) UNION ALL SELECT fp FROM deleted;
+CREATE TEMP TABLE q AS (SELECT fp FROM u ORDER BY id LIMIT 200) UNION ALL SELECT fp FROM u_deleted;
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 CREATE TEMP TABLE by_index AS SELECT q.fp AS q, u.id FROM q JOIN u ON u.fp <~> q.fp <= 6;
 RESET enable_seqscan; SET enable_indexscan = off;
@@ -196,17 +205,7 @@ is($all, $count, "a radius-64 scan finds all $count rows");
 is($err, '', 'simhash_index_verify passes');
 
 # ---- 3. bulk delete marks the runs a merge is reading
-$node->safe_psql(
-	'postgres', q{
-CREATE TABLE v (id bigserial PRIMARY KEY, fp simhash);
-CREATE INDEX v_fp ON v USING simhash (fp) WITH (pending_limit = 256);
-});
-for my $i (1 .. 12)
-{
-	$node->safe_psql('postgres', 'INSERT INTO v (fp) SELECT rfp() FROM generate_series(1, 250)');
-}
-$node->safe_psql('postgres',
-	'CREATE TABLE v_deleted AS SELECT fp FROM v WHERE id % 3 = 0; DELETE FROM v WHERE id % 3 = 0');
+table_with_deletes('v');
 
 my $waiters = sub {
 	my ($n, $what) = @_;
