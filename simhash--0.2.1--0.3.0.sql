@@ -2,7 +2,9 @@
  *
  * 0.3.0 adds simhash_jaccard, the exact Jaccard similarity of two documents'
  * feature sets under fingerprint specification version 2: the verification
- * step after a fingerprint search (README.md, "Verifying candidates").
+ * step after a fingerprint search (README.md, "Verifying candidates"), and
+ * minhash, a one-permutation MinHash sketch of the same features in the 64
+ * bits of a simhash (README.md, "MinHash specification").
  */
 
 \echo Use "ALTER EXTENSION simhash UPDATE TO '0.3.0'" to load this file. \quit
@@ -19,3 +21,19 @@ CREATE FUNCTION @extschema@.simhash_jaccard(a pg_catalog.text, b pg_catalog.text
     AS 'MODULE_PATHNAME', 'simhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
 COMMENT ON FUNCTION @extschema@.simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.int4)
     IS 'exact Jaccard similarity of two documents'' feature sets (fingerprint specification version 2: the features simhash(text, features, size) hashes), 0 to 1; NULL when neither has a feature';
+
+CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text)
+    RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text, features pg_catalog.text)
+    RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text, features pg_catalog.text, size pg_catalog.int4)
+    RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text, features pg_catalog.text, size pg_catalog.int4,
+                                    version pg_catalog.int4)
+    RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION @extschema@.minhash(pg_catalog.text, pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
+    IS 'one-permutation MinHash sketch (64 bins, 1 bit each, optimal densification) of the features simhash(text, features, size) hashes; Hamming distance about 32 (1 - Jaccard); NULL when the document has no feature';

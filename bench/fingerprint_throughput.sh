@@ -200,6 +200,10 @@ FUNCS=(
 	"simhash(body, 'chars', 3)|$SCHEMA.simhash(body, 'chars', 3)"
 	"simhash(body, 'chars', 5)|$SCHEMA.simhash(body, 'chars', 5)"
 )
+# the MinHash sketch (0.3.0 on)
+if [ "$(psql_b -tAc "SELECT count(*) FROM pg_proc WHERE proname = 'minhash'")" != 0 ]; then
+	FUNCS+=("minhash(body)|$SCHEMA.minhash(body)")
+fi
 # verification (0.3.0 on): one simhash_jaccard call reads two documents, here the row twice
 if [ "$(psql_b -tAc "SELECT count(*) FROM pg_proc WHERE proname = 'simhash_jaccard'")" != 0 ]; then
 	FUNCS+=("simhash_jaccard(body, body) [verify a pair]|$SCHEMA.simhash_jaccard(body, body)")
@@ -321,4 +325,6 @@ print("vs md5: throughput ratio to md5(body) (> 1 is faster than md5). fn MB/s: 
 print("the ascii(body) time (scan + detoast + executor: the floor) subtracted. length(body) counts")
 print("characters on top of that floor. spread: (max - min) / median of the timed runs.")
 print(f"default simhash / md5 throughput ratio: {med['md5(body)'] / med['simhash(body)']:.2f}")
+if "minhash(body)" in med:
+    print(f"minhash / md5 throughput ratio: {med['md5(body)'] / med['minhash(body)']:.2f}")
 PY

@@ -68,10 +68,11 @@ INSERT INTO vec_docs VALUES
 (44, 'single_emoji', '😀'),
 (45, 'single_mark', U&'\0301'),
 (46, 'single_ligature', 'ﬁ'),
-(47, 'two_words', 'hello world');
+(47, 'two_words', 'hello world'),
+(48, 'after_unicode_14', U&'\+01CCD6\+01CCD7\+01CCD8 hello world \+01CCD9 test \+01E030\+01E031 ки \+011F04\+011F05 \+031350\+031351 \+02EBF0 ok');
 -- about 200 KB: 3000 units of mixed text with ASCII, then 70000 code points without any
 -- ASCII (the normaliser runs in bounded segments), built deterministically
-INSERT INTO vec_docs VALUES (48, 'big_mixed_200kb',
+INSERT INTO vec_docs VALUES (49, 'big_mixed_200kb',
   (SELECT string_agg((ARRAY['lorem ', 'ipsum ', 'dolor. ', 'Sit ', 'AMET, ', 'naïve ', U&'cafe\0301 ', '東京', 'タワー ', '한국어 ', '😀 ', '👍🏽', 'Привет ', 'мир! ', '3.14 ', 'ﬁne ', 'x² ', U&'co\00ADop ', 'İstanbul ', 'Straße ', '中文', '字符 ', 'ｆｕｌｌ ', U&'e\0301\0323 ', 'ΟΔΥΣΣΕΥΣ ', 'مرحبا ', 'नमस्ते ', 'สวัสดี ', U&'\000A', '-- '])
       [1 + ('x' || substr(md5('a' || i), 1, 8))::bit(32)::bigint % 30], '' ORDER BY i)
    FROM generate_series(1, 3000) AS i)
@@ -130,5 +131,16 @@ SELECT label, fp AS fingerprint FROM (VALUES
   (24, 'agg_features_japanese', (SELECT simhash_agg(feature, weight) FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'japanese'), 'words', 2))),
   (25, 'array_features_mixed', simhash(ARRAY(SELECT f.feature FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'chars', 3, 1) f, generate_series(1, f.weight::int))))
 ) AS x(k, label, fp) ORDER BY k;
+
+-- MinHash specification version 1: minhash(doc, features, size) of every document in
+-- the modes of version 2 (its features)
+SELECT d.name, m.mode, m.size, minhash(d.body, m.mode, m.size) AS sketch
+FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1), (2, 'words', 2), (3, 'words', 3), (4, 'chars', 1), (5, 'chars', 2), (6, 'chars', 3), (7, 'chars', 5)) AS m(k, mode, size)
+ORDER BY d.ord, m.k;
+
+-- one-word documents whose one feature falls into each of the 64 bins: 63 bins
+-- filled by densification from one
+SELECT w, (simhash_features(w)).hash::bigint >> 58 & 63 AS bin, minhash(w) AS sketch
+FROM (VALUES ('w82'), ('w25'), ('w4'), ('w56'), ('w110'), ('w5'), ('w24'), ('w51'), ('w322'), ('w0'), ('w11'), ('w42'), ('w75'), ('w137'), ('w123'), ('w94'), ('w20'), ('w40'), ('w8'), ('w83'), ('w333'), ('w53'), ('w111'), ('w23'), ('w114'), ('w35'), ('w61'), ('w84'), ('w112'), ('w71'), ('w185'), ('w7'), ('w47'), ('w225'), ('w22'), ('w69'), ('w210'), ('w32'), ('w1'), ('w101'), ('w46'), ('w130'), ('w60'), ('w26'), ('w12'), ('w95'), ('w90'), ('w19'), ('w107'), ('w49'), ('w18'), ('w13'), ('w29'), ('w10'), ('w48'), ('w45'), ('w17'), ('w15'), ('w3'), ('w9'), ('w14'), ('w250'), ('w2'), ('w143')) AS v(w) ORDER BY 2;
 
 DROP TABLE vec_docs;

@@ -2,7 +2,7 @@
  * tokenize.c
  *		Turn UTF-8 text into simhash features in one streaming pass.
  *
- * Pipeline, per code point: Unicode NFKC (PostgreSQL's normaliser), simple
+ * Pipeline, per code point: Unicode NFKC (pinned to Unicode 14.0, nfkc.c), simple
  * case folding and classification (our frozen tables, unicode_tables.h),
  * from specification version 2 Han variant folding (the same tables), then
  * either tokens (runs of word characters; every character of an
@@ -40,7 +40,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "common/unicode_norm.h"
+#include "nfkc.h"
 #include "mb/pg_wchar.h"
 #include "port/pg_bitutils.h"
 
@@ -1032,31 +1032,19 @@ feed_segment(ShTokenizer *t, const unsigned char *s, size_t avail,
 	}
 	wbuf[ncp] = 0;
 
-#ifndef FRONTEND
 	/* the quick check is exact for YES; NO and MAYBE need the real thing */
-	if (unicode_is_normalized_quickcheck(UNICODE_NFKC, wbuf) == UNICODE_NORM_QC_YES)
-		norm = NULL;
-	else
-#endif
-		norm = unicode_normalize(UNICODE_NFKC, wbuf);
-
-	if (norm == NULL)
+	if (sh_nfkc_quick_yes(wbuf, ncp))
 	{
-#ifdef FRONTEND
-		/* frontend unicode_normalize reports OOM with NULL */
-		if (wbuf[0] != 0)
-		{
-			fprintf(stderr, "out of memory\n");
-			exit(1);
-		}
-#endif
 		for (size_t i = 0; i < ncp; i++)
 			feed_char(t, wbuf[i]);
 	}
 	else
 	{
-		for (pg_wchar *p = norm; *p; p++)
-			feed_char(t, *p);
+		size_t		nlen;
+
+		norm = sh_nfkc(wbuf, ncp, &nlen);
+		for (size_t i = 0; i < nlen; i++)
+			feed_char(t, norm[i]);
 		pfree(norm);
 	}
 	return pos;

@@ -4,7 +4,9 @@
 # Builds test/fuzz (make -C test/fuzz), then
 #   1. runs build/tokenize_unit under valgrind (memcheck, full leak check:
 #      the frontend palloc is malloc, so any leak is a real leak);
-#   2. runs build/fuzz_hex and 3. build/fuzz_tokenize, each for [seconds]
+#   2. runs build/nfkc_unit: the pinned Unicode 14.0 NFKC
+#      against the linked PostgreSQL's normaliser (equal on PostgreSQL 15);
+#   3. runs build/fuzz_hex and 4. build/fuzz_tokenize, each for [seconds]
 #      (default 30), from the committed seeds in test/fuzz/corpus/{hex,tokenize}
 #      plus the corpus grown by earlier runs in test/fuzz/build/corpus/.
 # Crash inputs land in test/fuzz/build/artifacts/, logs in test/fuzz/build/logs/.
@@ -17,7 +19,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FUZZ=$ROOT/test/fuzz
 BUILD=$FUZZ/build
 SECS=${1:-30}
-STEPS=3
+STEPS=4
 
 passed=0
 failed=0
@@ -81,7 +83,19 @@ grep -E '^(FAIL|XFAIL|XPASS)|^tokenize_unit:|^==[0-9]+==' "$log" | head -60
 echo "   ($(($(date +%s) - start)) s)"
 result "tokenize_unit (valgrind)" "$rc" "$log"
 
-# --- 2 and 3. the fuzzers ---
+# --- 2. the pinned NFKC against PostgreSQL's normaliser ---
+echo "==> nfkc_unit"
+log=$BUILD/logs/nfkc_unit.log
+start=$(date +%s)
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	"$BUILD/nfkc_unit" >"$log" 2>&1
+rc=$?
+grep -vE '^  ' "$log" | head -30
+echo "   ($(($(date +%s) - start)) s)"
+result "nfkc_unit" "$rc" "$log"
+
+# --- 3 and 4. the fuzzers ---
 run_fuzzer() {	# name corpus-subdir
 	local name=$1 sub=$2
 	local log=$BUILD/logs/$name.log

@@ -29,6 +29,7 @@ Usage:
 
 The last line is always "vectors: N passed, N failed".
 """
+import functools
 import hashlib
 import os
 import re
@@ -134,6 +135,13 @@ DOCS = [
     ("single_mark", "\u0301"),
     ("single_ligature", "ﬁ"),
     ("two_words", "hello world"),
+    # characters assigned after Unicode 14.0, which NFKC (pinned to 14.0) leaves alone on
+    # every server: Unicode 16's outlined letters U+1CCD6.. (PostgreSQL 18's normaliser maps
+    # them to letters), 15.0's Cyrillic modifier letters (a compatibility decomposition in
+    # 15.0) and Kawi letters, CJK extension H (15.0) and I (15.1)
+    ("after_unicode_14",
+     "\U0001CCD6\U0001CCD7\U0001CCD8 hello world \U0001CCD9 test \U0001E030\U0001E031 \u043a\u0438 "
+     "\U00011F04\U00011F05 \U00031350\U00031351 \U0002EBF0 ok"),
 ]
 
 
@@ -368,6 +376,33 @@ def ref_result(key, body, mode, size, version):
     return _REF_CACHE[k]
 
 
+_MH_CACHE = {}
+
+# The feature kinds of the pinned MinHash rows: those of specification version 2.
+MINHASH_MODES = [(mo, sz) for mo, sz, v in MODES if v == 2]
+
+
+@functools.lru_cache(maxsize=None)
+def minhash_bin_words():
+    """The first words w0, w1, ... whose hash (a one-word document's only feature) falls into
+    a bin no earlier one does, until all 64 bins have one: ordered by bin."""
+    by_bin = {}
+    n = 0
+    while len(by_bin) < 64:
+        w = "w%d" % n
+        by_bin.setdefault(ref.feature_hash(w) >> 58, w)
+        n += 1
+    return [by_bin[b] for b in range(64)]
+
+
+def ref_minhash(key, body, mode, size):
+    """minhash(body, mode, size) from the reference, cached by key."""
+    k = (key, mode, size)
+    if k not in _MH_CACHE:
+        _MH_CACHE[k] = ref.minhash_text(body, mode, size)
+    return _MH_CACHE[k]
+
+
 def _doc(name):
     for n, t in ALL_DOCS:
         if n == name:
@@ -489,6 +524,18 @@ def write_sql(path):
     L.append(",\n".join("  (%d, '%s', %s)" % (i + 1, lab, expr) for i, (lab, expr, _) in enumerate(EXTRAS)))
     L.append(") AS x(k, label, fp) ORDER BY k;")
     L.append("")
+    L.append("-- MinHash specification version 1: minhash(doc, features, size) of every document in")
+    L.append("-- the modes of version 2 (its features)")
+    L.append("SELECT d.name, m.mode, m.size, minhash(d.body, m.mode, m.size) AS sketch")
+    L.append("FROM vec_docs d CROSS JOIN (VALUES %s) AS m(k, mode, size)" %
+             ", ".join("(%d, '%s', %d)" % (k + 1, mo, sz) for k, (mo, sz) in enumerate(MINHASH_MODES)))
+    L.append("ORDER BY d.ord, m.k;")
+    L.append("")
+    L.append("-- one-word documents whose one feature falls into each of the 64 bins: 63 bins")
+    L.append("-- filled by densification from one")
+    L.append("SELECT w, (simhash_features(w)).hash::bigint >> 58 & 63 AS bin, minhash(w) AS sketch")
+    L.append("FROM (VALUES %s) AS v(w) ORDER BY 2;" % ", ".join("('%s')" % w for w in minhash_bin_words()))
+    L.append("")
     L.append("DROP TABLE vec_docs;")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(L) + "\n")
@@ -526,14 +573,16 @@ COPY (
                    FROM simhash_features(d.body, m.mode, m.size, m.version))::text, 'NULL'),
          coalesce(simhash(ARRAY(SELECT f.feature
                                 FROM simhash_features(d.body, m.mode, m.size, m.version) f,
-                                     generate_series(1, f.weight::int)))::text, 'NULL')
+                                     generate_series(1, f.weight::int)))::text, 'NULL'),
+         CASE WHEN m.version = 2 THEN coalesce(minhash(d.body, m.mode, m.size)::text, 'NULL') ELSE '-' END
   FROM vec_docs d CROSS JOIN vec_modes m ORDER BY d.ord, m.k
 ) TO STDOUT;
 """
 
 
 def pg_results(docs, db=None, raw_bytes=False):
-    """{(name, mode, size, version): (fp, [(feature, weight, hash)], agg_fp, array_fp)}"""
+    """{(name, mode, size, version): (fp, [(feature, weight, hash)], agg_fp, array_fp, minhash)}
+    (minhash: the sketch of the version 2 features, for version 2 modes; "-" for version 1)"""
     s = [b"SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS simhash;\n",
          b"CREATE TEMP TABLE vec_docs (ord int, name text, body text);\n",
          b"CREATE TEMP TABLE vec_modes (k int, mode text, size int, version int);\n",
@@ -550,7 +599,7 @@ def pg_results(docs, db=None, raw_bytes=False):
     for line in out.decode("utf-8").split("\n"):
         if not line:
             continue
-        name, mode, size, version, fp, feats, agg, arr = line.split("\t")
+        name, mode, size, version, fp, feats, agg, arr, mh = line.split("\t")
         fl = []
         if feats:
             for item in feats.split(","):
@@ -558,7 +607,8 @@ def pg_results(docs, db=None, raw_bytes=False):
                 fl.append((bytes.fromhex(h).decode("utf-8"), float(w), hs))
         res[(name, mode, int(size), int(version))] = (None if fp == "NULL" else fp, fl,
                                         None if agg == "NULL" else agg,
-                                        None if arr == "NULL" else arr)
+                                        None if arr == "NULL" else arr,
+                                        None if mh == "NULL" else mh)
     return res
 
 
@@ -613,8 +663,12 @@ def check_docs(tally, docs, db=None, raw_bytes=False, label=""):
             if got is None:
                 tally.fail(what, "no result from postgres")
                 continue
-            pfp, pfl, pagg, parr = got
+            pfp, pfl, pagg, parr, pmh = got
             problems = []
+            if version == 2:
+                rmh = ref_minhash(label + name, body, mode, size)
+                if rmh != pmh:
+                    problems.append("minhash: reference %s, postgres %s" % (rmh, pmh))
             if rfp != pfp:
                 problems.append("fingerprint: reference %s, postgres %s" % (rfp, pfp))
             if rfl != pfl:
@@ -756,6 +810,8 @@ ROW_FP = re.compile(r"^ (\S+)\s+\| (words|chars)\s+\|\s+(\d+) \|\s+(\d) \| ([0-9
 ROW_DEFAULT = re.compile(r"^ (\S+)\s+\| ([0-9a-f]{16}|\(null\))\s+\| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_EXTRA = re.compile(r"^ (\w+)\s+\| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_FEATURE = re.compile(r"^ ('(?:[^']|'')*')\s*\|\s+(\d+) \| ([0-9a-f]{16})$")
+ROW_MH = re.compile(r"^ (\S+)\s+\| (words|chars)\s+\|\s+(\d+) \| ([0-9a-f]{16}|\(null\))\s*$")
+ROW_MH_BIN = re.compile(r"^ (w\d+)\s+\|\s+(\d+) \| ([0-9a-f]{16})$")
 ROW_BIG = re.compile(r"^\s+(\d+) \|\s+(\d+) \| ([0-9a-f]{32})$")
 
 
@@ -790,9 +846,12 @@ def check_pinned(tally):
 
     section = None
     fp_rows, default_rows, extra_rows, big_rows = {}, {}, {}, []
+    mh_rows, mh_bin_rows = {}, []
     feature_blocks = []
     for line in lines:
-        if line.startswith("SELECT d.name, m.mode"):
+        if line.startswith("SELECT d.name, m.mode, m.size, minhash("):
+            section = "minhash"
+        elif line.startswith("SELECT d.name, m.mode"):
             section = "fp"
         elif line.startswith("SELECT name, simhash(body) AS words_default"):
             section = "default"
@@ -803,6 +862,8 @@ def check_pinned(tally):
             section = "extra"
         elif line.startswith("SELECT octet_length(body)"):
             section = "big"
+        elif line.startswith("SELECT w, (simhash_features(w))"):
+            section = "minhash_bins"
         m = None
         if section == "fp" and (m := ROW_FP.match(line)):
             fp_rows[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))] = fp(m.group(5))
@@ -812,6 +873,10 @@ def check_pinned(tally):
             extra_rows[m.group(1)] = fp(m.group(2))
         elif section == "features" and (m := ROW_FEATURE.match(line)):
             feature_blocks[-1].append((m.group(1)[1:-1].replace("''", "'"), float(m.group(2)), m.group(3)))
+        elif section == "minhash" and (m := ROW_MH.match(line)):
+            mh_rows[(m.group(1), m.group(2), int(m.group(3)))] = fp(m.group(4))
+        elif section == "minhash_bins" and (m := ROW_MH_BIN.match(line)):
+            mh_bin_rows.append((m.group(1), int(m.group(2)), m.group(3)))
         elif section == "big" and (m := ROW_BIG.match(line)):
             big_rows.append((int(m.group(1)), int(m.group(2)), m.group(3)))
 
@@ -867,22 +932,44 @@ def check_pinned(tally):
                        % (extra_rows[label], rfp))
         else:
             tally.ok("pinned: %s = %s" % (label, rfp))
+    for name, body in ALL_DOCS:
+        for mode, size in MINHASH_MODES:
+            key = (name, mode, size)
+            rmh = ref_minhash(name, body, mode, size)
+            if mh_rows.get(key, "missing") != rmh:
+                tally.fail("pinned: minhash %s %s/%d" % key, "expected/vectors.out has %s, reference %s"
+                           % (mh_rows.get(key, "nothing"), rmh))
+            else:
+                tally.ok("pinned: minhash %s %s/%d = %s" % (key + (rmh,)))
+    if len(mh_rows) != len(ALL_DOCS) * len(MINHASH_MODES):
+        tally.fail("pinned", "expected/vectors.out has %d minhash rows, want %d"
+                   % (len(mh_rows), len(ALL_DOCS) * len(MINHASH_MODES)))
+    want_bins = [(w, b, ref.minhash_text(w)) for b, w in enumerate(minhash_bin_words())]
+    if mh_bin_rows != want_bins:
+        tally.fail("pinned: minhash of one-word documents, one per bin",
+                   "expected/vectors.out differs from the reference: %s"
+                   % [(a, b) for a, b in zip(mh_bin_rows, want_bins) if a != b][:4])
+    else:
+        tally.ok("pinned: minhash of 64 one-word documents, one per bin")
+    bound = ref.minhash_probe_bound()
+    if bound != 502:
+        tally.fail("minhash densification bound", "every bin reaches every bin within %d probes; "
+                   "the spec and src/minhash.c say 502" % bound)
+    else:
+        tally.ok("minhash densification: every bin's probes reach every bin within 502")
     return tally.failed == n_before
 
 
 def check_unicode_versions(tally):
-    """The documents must not use characters new in Unicode 15.0: PostgreSQL 15 and Python
-    3.11 normalise with Unicode 14.0 data, the classes are 15.0."""
-    new = set()
-    for a, b, f in ref._data_lines("DerivedAge.txt"):
-        if f[0] == "15.0":
-            new.update(range(a, b + 1))
-    bad = [(n, "U+%04X" % ord(c)) for n, t in ALL_DOCS for c in set(t) if ord(c) in new]
+    """The reference normalises with Python's unicodedata, which must hold the Unicode
+    version the specifications pin NFKC to (14.0: Python 3.11); the classes and folding
+    come from the 15.0 data files."""
     if unicodedata.unidata_version != "14.0.0":
-        print("note: Python's unicodedata is %s; PostgreSQL 15 normalises with 14.0.0"
-              % unicodedata.unidata_version)
-    if bad:
-        tally.fail("documents", "characters new in Unicode 15.0: %s" % bad)
+        tally.fail("reference", "Python's unicodedata is Unicode %s; the specifications pin NFKC "
+                   "to 14.0.0 (run with Debian 12's /usr/bin/python3, 3.11)"
+                   % unicodedata.unidata_version)
+    else:
+        tally.ok("reference NFKC is Unicode 14.0.0, as the specifications pin it")
 
 
 def check_segmentation(tally):

@@ -19,9 +19,13 @@ Command line (prints the distinct features in first-occurrence order as
   simhash_ref.py --tsvector "'a':1A,2 'b'" [--label-weights D,C,B,A]
                                                           simhash(tsvector [, float8[]]),
                                                           from tsvector's text form
+  simhash_ref.py --minhash [-m ...] [-n ...] TEXT|--file PATH
+                                                          minhash(doc, mode, size): the
+                                                          MinHash sketch (specification
+                                                          "MinHash", version 1)
   -q: print only the fingerprint.
 
-As a module: text_features(), feature_list(), fingerprint_text(), fingerprint_tokens(),
+As a module: text_features(), feature_list(), fingerprint_text(), minhash_text(), fingerprint_tokens(),
 fingerprint_weighted(), fingerprint_tsvector(), fingerprint_agg(); see their docstrings.
 
 Where the spec leaves something open, this file says so in a comment marked SPEC.
@@ -552,6 +556,60 @@ def fingerprint_text(doc, mode="words", size=None, segmented=False, version=2):
     return hex64(accumulate_unit(occ) if version == 1 else accumulate_distinct(occ))
 
 
+def _splitmix64(z):
+    """MinHash specification, step 5."""
+    m = (1 << 64) - 1
+    z = (z + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def minhash_probe_bound():
+    """The largest number of probes any bin's densification sequence (step 3) needs to have
+    visited all 64 bins; the spec says 502."""
+    worst = 0
+    for i in range(64):
+        seen, a = set(), 0
+        while len(seen) < 64:
+            seen.add(_splitmix64((i << 32) | a) >> 58)
+            a += 1
+        worst = max(worst, a)
+    return worst
+
+
+def minhash_of_hashes(hashes):
+    """MinHash specification version 1, steps 2-4, over a set of 64-bit feature hashes.
+    None (NULL) for the empty set."""
+    hashes = set(hashes)
+    if not hashes:
+        return None
+    low = (1 << 58) - 1
+    m = [None] * 64
+    for h in hashes:                    # step 2: per bin (top 6 bits), the least other 58 bits
+        b, v = h >> 58, h & low
+        if m[b] is None or v < m[b]:
+            m[b] = v
+    sketch = 0
+    for i in range(64):
+        key = m[i]
+        a = 0
+        while key is None:              # step 3: optimal densification
+            key = m[_splitmix64((i << 32) | a) >> 58]
+            a += 1
+        x = _splitmix64(key ^ ((i * 0x9E3779B97F4A7C15) & ((1 << 64) - 1)))
+        sketch |= (x & 1) << i          # step 4
+    return sketch
+
+
+def minhash_text(doc, mode="words", size=None, version=1):
+    """minhash(doc, mode, size, version): the sketch of the version 2 features' hashes."""
+    if version != 1:
+        raise ValueError("minhash specification version must be 1")
+    occ = text_features(doc, mode, size, version=2)
+    return hex64(minhash_of_hashes(feature_hash(f) for f in occ))
+
+
 def fingerprint_tokens(tokens):
     """simhash(text[]): every non-None element as given, weight 1."""
     return hex64(accumulate_unit(t for t in tokens if t is not None))
@@ -678,6 +736,7 @@ def main(argv=None):
     p.add_argument("--tsvector")
     p.add_argument("--label-weights")
     p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--minhash", action="store_true", help="the MinHash sketch (minhash())")
     p.add_argument("--segmented", action="store_true",
                    help="normalise in the segments of the proposed section 2.1 wording "
                         "(not spec version 1)")
@@ -708,6 +767,10 @@ def main(argv=None):
         if not a.segmented and arbitrary_cut_possible(_to_code_points(doc)):
             print("warning: a run of more than 131,072 code points without ASCII, Han or "
                   "Hangul: the spec leaves this result unspecified", file=sys.stderr)
+        if a.minhash:
+            fp = minhash_text(doc, a.mode, a.size)
+            print(fp if a.quiet else "minhash: %s" % (fp or "NULL"))
+            return 0
         v = a.spec_version
         occ = text_features(doc, a.mode, a.size, a.segmented, v)
         _print_features(feature_list(occ, v), a.quiet)
