@@ -26,6 +26,12 @@
 --                largest groups), delete, or flag
 --   flag_column  for action=flag: an existing bigint column, set to the kept
 --                row's id on every duplicate and to NULL on every other row
+--   verify_column  a text column (the one the fingerprints were computed
+--                from): every row about to be removed or flagged is compared
+--                with its kept row by the exact Jaccard similarity of their
+--                feature sets (simhash_jaccard); below verify_threshold it is
+--                left alone (kept, and not flagged). Default: no verification
+--   verify_threshold  0..1 (default 0.5)
 --
 -- What it guarantees: identifiers are quoted (format %I, regclass), never
 -- pasted; the table is locked against concurrent writes (SHARE ROW EXCLUSIVE)
@@ -52,6 +58,9 @@ DECLARE
   radius int := current_setting('simhash_dedup.radius')::int;
   action text := current_setting('simhash_dedup.action');
   flag_col text := current_setting('simhash_dedup.flag_column');
+  verify_col text := current_setting('simhash_dedup.verify_column');
+  verify_thr float8 := current_setting('simhash_dedup.verify_threshold')::float8;
+  n_rejected bigint;
   fn text := CASE current_setting('simhash_dedup.method')
                WHEN 'leader' THEN 'simhash_leader' ELSE 'simhash_component' END;
   ord text := format('%s %s NULLS LAST, %I', current_setting('simhash_dedup.keep_expr'),
@@ -75,6 +84,17 @@ BEGIN
   EXECUTE format('ALTER TABLE pg_temp.simhash_dedup_groups ADD COLUMN bits int;
                   UPDATE pg_temp.simhash_dedup_groups g SET bits = %1$I.hamming(g.fp, r.fp)
                   FROM pg_temp.simhash_dedup_groups r WHERE r.id = g.rep', ext_schema);
+  -- verification: a candidate below the threshold stays, as a row of its own
+  IF verify_col <> '' THEN
+    PERFORM pg_temp.simhash_dedup_verify(tbl, id_col, verify_col, quote_ident(ext_schema),
+      'SELECT id, rep AS keep_id FROM pg_temp.simhash_dedup_groups WHERE rep <> id');
+    ALTER TABLE pg_temp.simhash_dedup_groups ADD COLUMN jaccard float8;
+    UPDATE pg_temp.simhash_dedup_groups g SET jaccard = v.jaccard
+      FROM pg_temp.simhash_dedup_verified v WHERE v.id = g.id;
+    UPDATE pg_temp.simhash_dedup_groups SET rep = id, bits = 0
+     WHERE rep <> id AND NOT coalesce(jaccard >= verify_thr, false);
+    GET DIAGNOSTICS n_rejected = ROW_COUNT;
+  END IF;
   SELECT count(*), count(fp), count(DISTINCT rep) FILTER (WHERE rep <> id),
          count(*) FILTER (WHERE rep <> id)
     INTO n_rows, n_fp, n_groups, n_dups FROM pg_temp.simhash_dedup_groups;
@@ -92,7 +112,7 @@ BEGIN
     GET DIAGNOSTICS n_changed = ROW_COUNT;
   END IF;
 
-  RAISE NOTICE '%', pg_temp.simhash_dedup_summary(tbl, n_rows, n_fp, n_groups, n_dups, n_changed);
+  RAISE NOTICE '%', pg_temp.simhash_dedup_summary(tbl, n_rows, n_fp, n_groups, n_dups, n_changed, n_rejected);
 END
 $dedup$;
 

@@ -11,8 +11,9 @@
 --        -v action=delete -f examples/dedup_pairs.sql
 --
 -- psql variables: table, id_column, fp_column, radius, method, keep,
--- keep_column, action, flag_column as in examples/dedup.sql (the same rules,
--- the same groups), and
+-- keep_column, action, flag_column, verify_column, verify_threshold as in
+-- examples/dedup.sql (the same rules, the same groups, the same
+-- verification of each row against its kept row), and
 --   blocks       the number of blocks m (radius + 1 .. 64) the keys are cut
 --                from; default: the m with the least work for the table's
 --                number of distinct fingerprints (see below)
@@ -61,6 +62,9 @@ DECLARE
   method text := current_setting('simhash_dedup.method');
   action text := current_setting('simhash_dedup.action');
   flag_col text := current_setting('simhash_dedup.flag_column');
+  verify_col text := current_setting('simhash_dedup.verify_column');
+  verify_thr float8 := current_setting('simhash_dedup.verify_threshold')::float8;
+  n_rejected bigint;
   blocks_text text := current_setting('simhash_dedup.blocks');
   keep_expr text := current_setting('simhash_dedup.keep_expr');
   keep_type text := current_setting('simhash_dedup.keep_type');
@@ -229,6 +233,16 @@ BEGIN
                   WHERE coalesce(g.keep_id, p.id) <> r.id',
                  w_drop, ext, w_rows, w_reps, w_groups);
   GET DIAGNOSTICS n_dups = ROW_COUNT;
+  -- verification: a candidate below the threshold is not acted on
+  IF verify_col <> '' THEN
+    PERFORM pg_temp.simhash_dedup_verify(tbl, id_col, verify_col, ext,
+      format('SELECT id, keep_id FROM %s', w_drop));
+    EXECUTE format('DELETE FROM %s WHERE id IN (SELECT id FROM pg_temp.simhash_dedup_verified
+                                               WHERE NOT coalesce(jaccard >= %s, false))',
+                   w_drop, verify_thr);
+    GET DIAGNOSTICS n_rejected = ROW_COUNT;
+    n_dups := n_dups - n_rejected;
+  END IF;
   EXECUTE format('SELECT count(DISTINCT keep_id) FROM %s', w_drop) INTO n_groups;
 
   IF action = 'delete' THEN
@@ -248,7 +262,7 @@ BEGIN
     n_changed := n_changed + n_more;
   END IF;
 
-  RAISE NOTICE '%', pg_temp.simhash_dedup_summary(tbl, n_rows, n_fp, n_groups, n_dups, n_changed);
+  RAISE NOTICE '%', pg_temp.simhash_dedup_summary(tbl, n_rows, n_fp, n_groups, n_dups, n_changed, n_rejected);
   RAISE NOTICE 'by pairs: % distinct fingerprint%, % block% (% key% each), % pair% within % bits%',
     n_distinct, CASE WHEN n_distinct = 1 THEN '' ELSE 's' END, m, CASE WHEN m = 1 THEN '' ELSE 's' END,
     round(keys_per_fp), CASE WHEN round(keys_per_fp) = 1 THEN '' ELSE 's' END,

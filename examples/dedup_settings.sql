@@ -11,7 +11,10 @@
 --   simhash_dedup.keep_expr    what is compared: the column, or length(column::text)
 --   simhash_dedup.keep_dir     ASC or DESC (NULLs last either way; ties to the smaller id)
 --   simhash_dedup.keep_type    the type of keep_expr
--- and the function pg_temp.simhash_dedup_summary(), the line both print.
+--   simhash_dedup.verify_column  the text column to verify candidates against ('' = none)
+-- and the functions pg_temp.simhash_dedup_summary(), the line both print, and
+-- pg_temp.simhash_dedup_verify(), the exact Jaccard similarity of each row
+-- about to be removed or flagged with its kept row.
 \if :{?dedup_continue_on_error}
 \else
 \set ON_ERROR_STOP on
@@ -52,6 +55,14 @@
 \else
 \set flag_column ''
 \endif
+\if :{?verify_column}
+\else
+\set verify_column ''
+\endif
+\if :{?verify_threshold}
+\else
+\set verify_threshold 0.5
+\endif
 
 BEGIN;
 SELECT set_config('simhash_dedup.table', :'table', true),
@@ -62,23 +73,62 @@ SELECT set_config('simhash_dedup.table', :'table', true),
        set_config('simhash_dedup.keep', :'keep', true),
        set_config('simhash_dedup.keep_column', :'keep_column', true),
        set_config('simhash_dedup.action', :'action', true),
-       set_config('simhash_dedup.flag_column', :'flag_column', true)
+       set_config('simhash_dedup.flag_column', :'flag_column', true),
+       set_config('simhash_dedup.verify_column', :'verify_column', true),
+       set_config('simhash_dedup.verify_threshold', :'verify_threshold', true)
 \gset simhash_dedup_ignored_
 
 -- the summary line both scripts print
 CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_summary(tbl regclass, n_rows bigint, n_fp bigint,
-                                                        n_groups bigint, n_dups bigint, n_changed bigint)
+                                                        n_groups bigint, n_dups bigint, n_changed bigint,
+                                                        n_rejected bigint DEFAULT NULL)
 RETURNS text LANGUAGE sql AS $summary$
-  SELECT format('simhash dedup of %s: %s row%s, %s with a fingerprint; %s group%s of near-duplicates (%s within %s bits) holding %s duplicate%s; %s',
+  SELECT format('simhash dedup of %s: %s row%s, %s with a fingerprint; %s group%s of near-duplicates (%s within %s bits%s) holding %s duplicate%s; %s',
     tbl, n_rows, CASE WHEN n_rows = 1 THEN '' ELSE 's' END, n_fp,
     n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END,
     current_setting('simhash_dedup.method'), current_setting('simhash_dedup.radius')::int,
+    CASE WHEN n_rejected IS NULL THEN ''
+         ELSE format(', each verified: Jaccard similarity of %s with its kept row at least %s; %s candidate%s below it left alone',
+                     quote_ident(current_setting('simhash_dedup.verify_column')),
+                     current_setting('simhash_dedup.verify_threshold')::float8,
+                     n_rejected, CASE WHEN n_rejected = 1 THEN '' ELSE 's' END) END,
     n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
     CASE current_setting('simhash_dedup.action')
       WHEN 'delete' THEN format('%s row%s deleted', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
       WHEN 'flag' THEN format('%s row%s updated', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
       ELSE 'report only, nothing changed' END)
 $summary$;
+
+-- Verification: for each candidate (id, keep_id) the candidates query gives,
+-- the exact Jaccard similarity (simhash_jaccard) of the two rows' text in the
+-- verify column, into pg_temp.simhash_dedup_verified (id, keep_id, jaccard).
+-- In three statements that each join the table only on its id, so that on a
+-- Citus table the rows' text is fetched from the workers by id (the
+-- candidates' text, then their kept rows' text) and compared on the
+-- coordinator; on a plain table the same statements are simple joins.
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_verify(tbl regclass, id_col text, v_col text, ext text,
+                                                       candidates text)
+RETURNS bigint LANGUAGE plpgsql AS $verify$
+DECLARE
+  n bigint;
+BEGIN
+  EXECUTE format('CREATE TEMP TABLE simhash_dedup_cand ON COMMIT DROP AS
+                  SELECT c.id::bigint AS id, c.keep_id::bigint AS keep_id, t.%2$I::text AS body
+                  FROM (%3$s) c JOIN %1$s t ON t.%4$I = c.id',
+                 tbl, v_col, candidates, id_col);
+  EXECUTE format('CREATE TEMP TABLE simhash_dedup_keepbody ON COMMIT DROP AS
+                  SELECT t.%2$I::bigint AS id, t.%3$I::text AS body FROM %1$s t
+                  WHERE t.%2$I IN (SELECT keep_id FROM pg_temp.simhash_dedup_cand)',
+                 tbl, id_col, v_col);
+  EXECUTE format('CREATE TEMP TABLE simhash_dedup_verified ON COMMIT DROP AS
+                  SELECT c.id, c.keep_id, %s.simhash_jaccard(c.body, k.body) AS jaccard
+                  FROM pg_temp.simhash_dedup_cand c JOIN pg_temp.simhash_dedup_keepbody k ON k.id = c.keep_id',
+                 ext);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  DROP TABLE pg_temp.simhash_dedup_cand, pg_temp.simhash_dedup_keepbody;
+  RETURN n;
+END
+$verify$;
 
 DO $settings$
 DECLARE
@@ -91,6 +141,8 @@ DECLARE
   keep_col text := current_setting('simhash_dedup.keep_column');
   action text := current_setting('simhash_dedup.action');
   flag_col text := current_setting('simhash_dedup.flag_column');
+  verify_col text := current_setting('simhash_dedup.verify_column');
+  verify_thr text := current_setting('simhash_dedup.verify_threshold');
   tbl regclass;
   ext_schema text;
   col text;
@@ -149,6 +201,22 @@ BEGIN
       RAISE EXCEPTION 'action flag needs an existing bigint column flag_column (got "%"%)',
         flag_col, CASE WHEN typ IS NULL THEN '' ELSE ' of type ' || typ END;
     END IF;
+  END IF;
+
+  -- verification: a text column, a threshold from 0 to 1
+  IF verify_col <> '' THEN
+    SELECT format_type(a.atttypid, NULL) INTO typ FROM pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = verify_col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF typ IS NULL THEN
+      RAISE EXCEPTION 'table % has no column % (verify_column)', tbl, quote_ident(verify_col);
+    END IF;
+    IF typ NOT IN ('text', 'character varying', 'character') THEN
+      RAISE EXCEPTION 'verify_column % of % is of type %, not text', quote_ident(verify_col), tbl, typ
+        USING HINT = 'verify_column names the text the fingerprints were computed from.';
+    END IF;
+  END IF;
+  IF verify_thr !~ '^\s*(0(\.\d*)?|1(\.0*)?|\.\d+)\s*$' THEN
+    RAISE EXCEPTION 'verify_threshold "%" is not a Jaccard similarity from 0 to 1', verify_thr;
   END IF;
 
   -- the keep column's type, with its collation when it is not the type's own (the order of

@@ -171,3 +171,80 @@ RESET search_path;
 DROP SCHEMA trap CASCADE;
 DROP SCHEMA "Dedup ""Q"";" CASCADE;
 DROP TABLE victim;
+
+-- verification (verify_column, verify_threshold): a row within the radius of its kept row is
+-- removed or flagged only when the exact Jaccard similarity of their texts (simhash_jaccard)
+-- reaches the threshold; in both scripts. Row 2 is row 1 with one word added (word pairs:
+-- Jaccard 8/9); row 3 has a fingerprint 2 bits from row 1 and an unrelated text; row 5 is row
+-- 4's text exactly, with a fingerprint 1 bit away.
+\unset id_column
+\unset fp_column
+\unset keep
+\unset keep_column
+\unset method
+\unset verify_column
+\unset verify_threshold
+CREATE TABLE vdocs (id bigint PRIMARY KEY, fp simhash, body text, dup_of bigint);
+INSERT INTO vdocs VALUES
+  (1, '0000000000000000', 'the quick brown fox jumps over the lazy dog', NULL),
+  (2, '0000000000000001', 'the quick brown fox jumps over the lazy dog today', NULL),
+  (3, '0000000000000003', 'an entirely different text about something else', NULL),
+  (4, 'ff00000000000000', 'a note that was copied exactly', NULL),
+  (5, 'ff00000000000001', 'a note that was copied exactly', NULL),
+  (6, NULL, 'no fingerprint', NULL);
+CREATE TABLE vdocs_copy AS SELECT * FROM vdocs;
+\set table vdocs
+\set radius 3
+\set action flag
+\set flag_column dup_of
+-- without verification: 2, 3 and 5 are flagged
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+SELECT id, dup_of FROM vdocs ORDER BY id;
+-- with it: 3 is left alone
+\set verify_column body
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+SELECT id, dup_of FROM vdocs ORDER BY id;
+-- a higher threshold leaves 2 alone too; 5 (identical text, Jaccard 1) stays flagged
+\set verify_threshold 0.95
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+SELECT id, dup_of FROM vdocs ORDER BY id;
+-- the pair script: the same flags, and delete removes exactly the verified rows
+\set table vdocs_copy
+\set verify_threshold 0.5
+\set ECHO none
+\ir examples/dedup_pairs.sql
+\set ECHO all
+SELECT id, dup_of FROM vdocs_copy ORDER BY id;
+\set action delete
+\set ECHO none
+\ir examples/dedup_pairs.sql
+\set ECHO all
+SELECT id FROM vdocs_copy ORDER BY id;
+-- bad settings, each an error that changes nothing
+\set action delete
+\set table vdocs
+\set verify_column nope
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+\set verify_column fp
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+\set verify_column body
+\set verify_threshold 1.5
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+\set verify_threshold 'high'
+\set ECHO none
+\ir examples/dedup_pairs.sql
+\set ECHO all
+SELECT count(*) FROM vdocs;
+DROP TABLE vdocs, vdocs_copy;

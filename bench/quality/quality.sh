@@ -101,6 +101,15 @@
 #   QUALITY_EXT_VERSION=      CREATE EXTENSION simhash VERSION this (default: the installed
 #                             default_version); the run prints which specification version
 #                             simhash(text) computes
+#   QUALITY_VERIFY=           verified operating points, measured from a mode's fingerprints
+#                             without fingerprinting again: "MODE:R:J[:N] ..." adds, for each,
+#                             the mode MODE@rRjJ (MODE@rRjJwN), in which a pair is found at t
+#                             when its MODE distance is at most t and at most R and
+#                             simhash_jaccard(a, b, 'words', N) (the exact Jaccard similarity of
+#                             the two documents' version 2 word N-gram feature sets; N default 2)
+#                             is at least J; so its figures are those of "WHERE fp <~> q <= t
+#                             AND simhash_jaccard(body, $1, 'words', N) >= J" for t <= R
+#                             (e.g. QUALITY_VERIFY="minhash:10:0.5 minhash:12:0.5:5")
 #   QUALITY_KEEP=             a directory to copy docs.tsv, pairs.tsv, pool.tsv (the all-pairs
 #                             pools), the distance histogram (hist.tsv) and modes.lst to, so
 #                             that other fingerprints can be measured offline (proto_oph.py)
@@ -134,6 +143,16 @@ while IFS= read -r line; do
 	MODE_NAMES+=("$m_name") MODE_SETS+=("$m_sets") MODE_EXPRS+=("$m_expr")
 done <"$MODES_FILE"
 [ ${#MODE_NAMES[@]} -gt 0 ] || { echo "quality: no modes selected from $MODES_FILE" >&2; exit 1; }
+# verified modes: base mode, radius, Jaccard threshold (see QUALITY_VERIFY above)
+VER_NAMES=() VER_BASES=() VER_RADII=() VER_JS=() VER_SIZES=()
+for spec in ${QUALITY_VERIFY:-}; do
+	IFS=: read -r v_base v_r v_j v_n <<<"$spec"
+	[[ " ${MODE_NAMES[*]} " == *" $v_base "* ]] || { echo "quality: QUALITY_VERIFY names $v_base, which is not a selected mode" >&2; exit 1; }
+	[[ "$v_r" =~ ^[0-9]+$ ]] && [ "$v_r" -le 64 ] || { echo "quality: QUALITY_VERIFY radius must be 0..64, got $v_r" >&2; exit 1; }
+	[[ "$v_j" =~ ^(0(\.[0-9]+)?|1(\.0+)?)$ ]] || { echo "quality: QUALITY_VERIFY Jaccard threshold must be between 0 and 1, got $v_j" >&2; exit 1; }
+	[[ "${v_n:-2}" =~ ^[1-9][0-9]?$ ]] || { echo "quality: QUALITY_VERIFY feature size must be 1..32, got $v_n" >&2; exit 1; }
+	VER_NAMES+=("$v_base@r${v_r}j$v_j${v_n:+w$v_n}") VER_BASES+=("$v_base") VER_RADII+=("$v_r") VER_JS+=("$v_j") VER_SIZES+=("${v_n:-2}")
+done
 
 T_START=$(date +%s.%N)
 T_STAGE=$T_START
@@ -317,6 +336,14 @@ stage "fingerprints (SQL, ${#MODE_NAMES[@]} modes)"
 psql_b <<SQL
 \copy (SELECT p.set, p.op, p.rate, p.label, fa.mode, fa.fp <~> fb.fp AS d, count(*) FROM q_pairs p JOIN q_fp fa ON fa.id = p.a JOIN q_fp fb ON fb.id = p.b AND fb.mode = fa.mode GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6) TO '$WORK/hist.tsv'
 SQL
+# a verified mode's distance: the base mode's, when within the radius and verified; else never found
+ver_distance() {	# index into VER_*; pair columns p.a, p.b
+	echo "CASE WHEN fa.fp <~> fb.fp > ${VER_RADII[$1]} THEN NULL WHEN simhash_jaccard((SELECT body FROM q_docs WHERE id = p.a), (SELECT body FROM q_docs WHERE id = p.b), 'words', ${VER_SIZES[$1]}) >= ${VER_JS[$1]} THEN fa.fp <~> fb.fp END"
+}
+for k in "${!VER_NAMES[@]}"; do
+	psql_b -c "\copy (SELECT p.set, p.op, p.rate, p.label, '${VER_NAMES[$k]}', $(ver_distance "$k"), count(*) FROM q_pairs p JOIN (SELECT id, fp FROM q_fp WHERE mode = '${VER_BASES[$k]}') fa ON fa.id = p.a JOIN (SELECT id, fp FROM q_fp WHERE mode = '${VER_BASES[$k]}') fb ON fb.id = p.b GROUP BY 1, 2, 3, 4, 5, 6) TO '$WORK/hist_ver_$k.tsv'"
+	cat "$WORK/hist_ver_$k.tsv" >>"$WORK/hist.tsv"
+done
 stage "distances (SQL, a <~> b)"
 
 # All-pairs false positive rate: every pair of distinct documents that is not a near-duplicate
@@ -350,8 +377,12 @@ allneg_worker ${IDX_B[@]+"${IDX_B[@]}"} &
 PID_B=$!
 wait $PID_A || die "all-pairs distances failed"
 wait $PID_B || die "all-pairs distances failed"
+for k in "${!VER_NAMES[@]}"; do
+	psql_b -c "\copy (SELECT p.set, '-', 0, 'allneg', '${VER_NAMES[$k]}', $(ver_distance "$k"), count(*) FROM q_allneg p JOIN (SELECT id, fp FROM q_fp WHERE mode = '${VER_BASES[$k]}') fa ON fa.id = p.a JOIN (SELECT id, fp FROM q_fp WHERE mode = '${VER_BASES[$k]}') fb ON fb.id = p.b GROUP BY 1, 6) TO '$WORK/allneg_ver_$k.tsv'" ||
+		die "all-pairs distances of ${VER_NAMES[$k]} failed"
+done
 cat "$WORK"/allneg_*.tsv >>"$WORK/hist.tsv"
-printf '%s\n' "${MODE_NAMES[@]}" >"$WORK/modes.lst"
+printf '%s\n' "${MODE_NAMES[@]}" ${VER_NAMES[@]+"${VER_NAMES[@]}"} >"$WORK/modes.lst"
 psql_b -c "DROP TABLE q_allneg" >/dev/null
 stage "all-pairs distances (SQL, a <~> b)"
 

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# dedup_verify_bench.sh: what verification (verify_column) adds to the removal scripts.
+#
+# Usage: bench/dedup_verify_bench.sh [ROWS]     (default 1000000)
+#
+# Connection: the usual libpq variables (PGHOST, PGPORT, PGUSER, PGDATABASE); the database needs
+# the simhash extension (0.3.0 or later) installed on the server. Creates, and drops at exit, the
+# table dvb_docs.
+#
+# Data: ROWS documents of 150 words (about 1 kB) drawn from 5,000 pseudo-words; 10% of them are
+# copies of another document with 3 of the 150 words replaced (Jaccard of word pairs about
+# 0.92), fingerprinted with minhash(body). Then examples/dedup.sql in report mode at radius 8,
+# without and with verify_column=body (threshold 0.5), each timed end to end by psql, and the
+# candidates and rejections the summary line reports. The ratio "with / without" and the time
+# per verified candidate are what matter; they depend on the documents' length (simhash_jaccard
+# is linear in both texts).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROWS=${1:-1000000}
+[[ "$ROWS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [ROWS]" >&2; exit 2; }
+PSQL=(psql -X -q -v ON_ERROR_STOP=1)
+
+cleanup() { "${PSQL[@]}" -c "DROP TABLE IF EXISTS dvb_docs" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+echo "== dedup_verify_bench: $ROWS rows; server: $("${PSQL[@]}" -tAc "SELECT version()" | cut -d, -f1)"
+echo "   machine: $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
+t0=$(date +%s.%N)
+"${PSQL[@]}" <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+DROP TABLE IF EXISTS dvb_docs;
+CREATE UNLOGGED TABLE dvb_docs (id bigint PRIMARY KEY, body text NOT NULL, fp simhash);
+-- word k of the vocabulary (k < 5000): the first 3 to 8 hex digits of md5(k)
+-- originals: ids 1 .. 0.9 ROWS; copies: the rest, each of original (id % originals) + 1
+INSERT INTO dvb_docs (id, body)
+SELECT i, (SELECT string_agg(substr(md5(k::text), 1, 3 + k % 6), ' ' ORDER BY j)
+           FROM generate_series(1, 150) j,
+                LATERAL (SELECT ((hashint8extended(i * 1000 + j, 1) & 65535) % 5000)::int AS k) kk)
+FROM generate_series(1, ($ROWS * 9) / 10) i;
+INSERT INTO dvb_docs (id, body)
+SELECT i, (SELECT array_to_string(ARRAY(
+             SELECT CASE WHEN j IN (20, 70, 120) THEN 'edit' || (i % 97) ELSE w END
+             FROM unnest(string_to_array(o.body, ' ')) WITH ORDINALITY u(w, j)), ' '))
+FROM generate_series(($ROWS * 9) / 10 + 1, $ROWS) i
+JOIN dvb_docs o ON o.id = (i % (($ROWS * 9) / 10)) + 1;
+UPDATE dvb_docs SET fp = minhash(body);
+VACUUM ANALYZE dvb_docs;
+SQL
+t1=$(date +%s.%N)
+printf '   data: %s rows, %s MB of text, built and fingerprinted in %.0f s\n' "$ROWS" \
+	"$("${PSQL[@]}" -tAc "SELECT round(sum(octet_length(body)) / 1e6) FROM dvb_docs")" "$(echo "$t1 - $t0" | bc)"
+
+run() {	# label, extra psql variables...
+	local label=$1 out t0 t1
+	shift
+	t0=$(date +%s.%N)
+	out=$(psql -X -q -v table=dvb_docs -v radius=8 -v action=report "$@" \
+		-c "SET maintenance_work_mem = '1GB'" -f "$ROOT/examples/dedup.sql" 2>&1 >/dev/null)
+	t1=$(date +%s.%N)
+	printf '%-28s %8.1f s   %s\n' "$label" "$(echo "$t1 - $t0" | bc)" \
+		"$(echo "$out" | grep -o 'holding [0-9]* duplicates\?\|[0-9]* candidates\? below it left alone' | tr '\n' ' ')"
+	echo "$t1 - $t0" | bc >"/tmp/dvb_$label.t"
+}
+run plain
+run verified -v verify_column=body -v verify_threshold=0.5
+plain=$(cat /tmp/dvb_plain.t)
+verified=$(cat /tmp/dvb_verified.t)
+cand=$("${PSQL[@]}" -tAc "SELECT count(*) FROM (SELECT id, simhash_leader(id, fp, 8) OVER (ORDER BY id) AS rep FROM dvb_docs) g WHERE rep <> id")
+rm -f /tmp/dvb_plain.t /tmp/dvb_verified.t
+printf 'verification added %.1f s for %s candidate rows: %.3f ms a candidate (documents of about 1 kB); with / without: %.2f\n' \
+	"$(echo "$verified - $plain" | bc)" "$cand" "$(echo "($verified - $plain) * 1000 / $cand" | bc -l)" \
+	"$(echo "$verified / $plain" | bc -l)"
