@@ -29,9 +29,12 @@
 --   verify_column  a text column (the one the fingerprints were computed
 --                from): every row about to be removed or flagged is compared
 --                with its kept row by the exact Jaccard similarity of their
---                feature sets (simhash_jaccard); below verify_threshold it is
---                left alone (kept, and not flagged). Default: no verification
+--                word verify_size-gram sets (simhash_jaccard(a, b, 'words',
+--                verify_size)); below verify_threshold it is left alone (kept,
+--                and not flagged). Default: no verification
 --   verify_threshold  0..1 (default 0.5)
+--   verify_size  1..32 (default 5: word 5-grams, which separate near copies
+--                from related texts; see README.md)
 --
 -- What it guarantees: identifiers are quoted (format %I, regclass), never
 -- pasted; the table is locked against concurrent writes (SHARE ROW EXCLUSIVE)

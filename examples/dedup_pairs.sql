@@ -11,7 +11,8 @@
 --        -v action=delete -f examples/dedup_pairs.sql
 --
 -- psql variables: table, id_column, fp_column, radius, method, keep,
--- keep_column, action, flag_column, verify_column, verify_threshold as in
+-- keep_column, action, flag_column, verify_column, verify_threshold,
+-- verify_size as in
 -- examples/dedup.sql (the same rules, the same groups, the same
 -- verification of each row against its kept row), and
 --   blocks       the number of blocks m (radius + 1 .. 64) the keys are cut

@@ -63,6 +63,10 @@
 \else
 \set verify_threshold 0.5
 \endif
+\if :{?verify_size}
+\else
+\set verify_size 5
+\endif
 
 BEGIN;
 SELECT set_config('simhash_dedup.table', :'table', true),
@@ -75,7 +79,8 @@ SELECT set_config('simhash_dedup.table', :'table', true),
        set_config('simhash_dedup.action', :'action', true),
        set_config('simhash_dedup.flag_column', :'flag_column', true),
        set_config('simhash_dedup.verify_column', :'verify_column', true),
-       set_config('simhash_dedup.verify_threshold', :'verify_threshold', true)
+       set_config('simhash_dedup.verify_threshold', :'verify_threshold', true),
+       set_config('simhash_dedup.verify_size', :'verify_size', true)
 \gset simhash_dedup_ignored_
 
 -- the summary line both scripts print
@@ -88,8 +93,9 @@ RETURNS text LANGUAGE sql AS $summary$
     n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END,
     current_setting('simhash_dedup.method'), current_setting('simhash_dedup.radius')::int,
     CASE WHEN n_rejected IS NULL THEN ''
-         ELSE format(', each verified: Jaccard similarity of %s with its kept row at least %s; %s candidate%s below it left alone',
+         ELSE format(', each verified: Jaccard similarity of %s (word %s-grams) with its kept row at least %s; %s candidate%s below it left alone',
                      quote_ident(current_setting('simhash_dedup.verify_column')),
+                     current_setting('simhash_dedup.verify_size'),
                      current_setting('simhash_dedup.verify_threshold')::float8,
                      n_rejected, CASE WHEN n_rejected = 1 THEN '' ELSE 's' END) END,
     n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
@@ -121,9 +127,9 @@ BEGIN
                   WHERE t.%2$I IN (SELECT keep_id FROM pg_temp.simhash_dedup_cand)',
                  tbl, id_col, v_col);
   EXECUTE format('CREATE TEMP TABLE simhash_dedup_verified ON COMMIT DROP AS
-                  SELECT c.id, c.keep_id, %s.simhash_jaccard(c.body, k.body) AS jaccard
+                  SELECT c.id, c.keep_id, %s.simhash_jaccard(c.body, k.body, ''words'', %s) AS jaccard
                   FROM pg_temp.simhash_dedup_cand c JOIN pg_temp.simhash_dedup_keepbody k ON k.id = c.keep_id',
-                 ext);
+                 ext, current_setting('simhash_dedup.verify_size')::int);
   GET DIAGNOSTICS n = ROW_COUNT;
   DROP TABLE pg_temp.simhash_dedup_cand, pg_temp.simhash_dedup_keepbody;
   RETURN n;
@@ -143,6 +149,7 @@ DECLARE
   flag_col text := current_setting('simhash_dedup.flag_column');
   verify_col text := current_setting('simhash_dedup.verify_column');
   verify_thr text := current_setting('simhash_dedup.verify_threshold');
+  verify_size text := current_setting('simhash_dedup.verify_size');
   tbl regclass;
   ext_schema text;
   col text;
@@ -217,6 +224,9 @@ BEGIN
   END IF;
   IF verify_thr !~ '^\s*(0(\.\d*)?|1(\.0*)?|\.\d+)\s*$' THEN
     RAISE EXCEPTION 'verify_threshold "%" is not a Jaccard similarity from 0 to 1', verify_thr;
+  END IF;
+  IF verify_size !~ '^\s*\d{1,2}\s*$' OR verify_size::int NOT BETWEEN 1 AND 32 THEN
+    RAISE EXCEPTION 'verify_size "%" is not a number of words from 1 to 32', verify_size;
   END IF;
 
   -- the keep column's type, with its collation when it is not the type's own (the order of

@@ -174,8 +174,8 @@ DROP TABLE victim;
 
 -- verification (verify_column, verify_threshold): a row within the radius of its kept row is
 -- removed or flagged only when the exact Jaccard similarity of their texts (simhash_jaccard)
--- reaches the threshold; in both scripts. Row 2 is row 1 with one word added (word pairs:
--- Jaccard 8/9); row 3 has a fingerprint 2 bits from row 1 and an unrelated text; row 5 is row
+-- reaches the threshold; in both scripts. Row 2 is row 1 with one word added (word 5-grams,
+-- the default verify_size: Jaccard 5/6); row 3 has a fingerprint 2 bits from row 1 and an unrelated text; row 5 is row
 -- 4's text exactly, with a fingerprint 1 bit away.
 \unset id_column
 \unset fp_column
@@ -184,6 +184,7 @@ DROP TABLE victim;
 \unset method
 \unset verify_column
 \unset verify_threshold
+\unset verify_size
 CREATE TABLE vdocs (id bigint PRIMARY KEY, fp simhash, body text, dup_of bigint);
 INSERT INTO vdocs VALUES
   (1, '0000000000000000', 'the quick brown fox jumps over the lazy dog', NULL),
@@ -245,6 +246,11 @@ SELECT id FROM vdocs_copy ORDER BY id;
 \set verify_threshold 'high'
 \set ECHO none
 \ir examples/dedup_pairs.sql
+\set ECHO all
+\set verify_threshold 0.5
+\set verify_size 0
+\set ECHO none
+\ir examples/dedup.sql
 \set ECHO all
 SELECT count(*) FROM vdocs;
 DROP TABLE vdocs, vdocs_copy;
