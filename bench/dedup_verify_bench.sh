@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# dedup_verify_bench.sh: what verification (verify_column) adds to the removal scripts.
+# dedup_verify_bench.sh: what verification adds: to the removal scripts (verify_column), and to
+# a search by text through the index (simhash_jaccard after the radius condition).
 #
 # Usage: bench/dedup_verify_bench.sh [ROWS]     (default 1000000)
 #
@@ -15,7 +16,12 @@
 # candidates and rejections the summary line reports; then the verification step alone (every
 # candidate row's text against its kept row's, timed by psql): its time per candidate is what
 # verification adds, and it grows with the documents' length (simhash_jaccard is linear in both
-# texts).
+# texts). Last, the search: a simhash index on the sketches, and 500 queries by text (250 copies,
+# 250 originals, each a row's body passed as a parameter), each
+#   SELECT id FROM dvb_docs WHERE fp <~> minhash($1) <= 12                    (unverified)
+#   ... AND simhash_jaccard(body, $1, 'words', 5) >= 0.5                      (verified)
+# timed one by one in the server (clock_timestamp around each, the sketch of $1 included):
+# median and 95th percentile in ms, and the rows found.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -76,4 +82,37 @@ CREATE TEMP TABLE dvb_cand AS
 \timing on
 SELECT count(*) AS candidates, count(*) FILTER (WHERE simhash_jaccard(a.body, b.body, 'words', 5) >= 0.5) AS verified
 FROM dvb_cand c JOIN dvb_docs a ON a.id = c.id JOIN dvb_docs b ON b.id = c.rep;
+SQL
+
+# the search by text, through the index, without and with verification
+"${PSQL[@]}" <<SQL
+SET client_min_messages = warning;
+CREATE INDEX dvb_fp ON dvb_docs USING simhash (fp);
+VACUUM ANALYZE dvb_docs;
+CREATE TEMP TABLE dvb_q AS
+  (SELECT body FROM dvb_docs WHERE id > ($ROWS * 9) / 10 ORDER BY hashint8(id) LIMIT 250)
+  UNION ALL (SELECT body FROM dvb_docs WHERE id <= ($ROWS * 9) / 10 ORDER BY hashint8(id) LIMIT 250);
+CREATE TEMP TABLE dvb_t (kind text, ms float8, found bigint);
+DO \$\$
+DECLARE
+  q text;
+  t0 timestamptz;
+  n bigint;
+BEGIN
+  FOR q IN SELECT body FROM dvb_q LOOP
+    t0 := clock_timestamp();
+    EXECUTE 'SELECT count(*) FROM dvb_docs WHERE fp <~> minhash(\$1) <= 12' INTO n USING q;
+    INSERT INTO dvb_t VALUES ('unverified', extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+    t0 := clock_timestamp();
+    EXECUTE 'SELECT count(*) FROM dvb_docs WHERE fp <~> minhash(\$1) <= 12
+               AND simhash_jaccard(body, \$1, ''words'', 5) >= 0.5' INTO n USING q;
+    INSERT INTO dvb_t VALUES ('verified', extract(epoch FROM clock_timestamp() - t0) * 1000, n);
+  END LOOP;
+END
+\$\$;
+\echo search by text, radius 12 ($ROWS rows, 500 queries):
+SELECT kind, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3) AS median_ms,
+       round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3) AS p95_ms,
+       round(avg(found), 2) AS rows_found_avg, max(found) AS rows_found_max
+FROM dvb_t GROUP BY kind ORDER BY kind DESC;
 SQL
