@@ -255,15 +255,18 @@ sh_nfkc(const pg_wchar *s, size_t n, size_t *outn)
 	{
 		pg_wchar	c = buf[i];
 		int			cc = nfkc_ccc(c);
-		pg_wchar	composite = 0;
 
+		/* c reaches the starter unless a character between blocks it */
 		if (last_cc < cc || last_cc == 0)
-			composite = compose_pair(starter_ch, c);
-		if (composite != 0 && (last_cc < cc || last_cc == 0))
 		{
-			buf[starter] = composite;
-			starter_ch = composite;
-			continue;
+			pg_wchar	composite = compose_pair(starter_ch, c);
+
+			if (composite != 0)
+			{
+				buf[starter] = composite;
+				starter_ch = composite;
+				continue;
+			}
 		}
 		if (cc == 0)
 		{
