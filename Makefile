@@ -9,7 +9,7 @@ OBJS = src/module.o src/type.o src/distance.o src/planner.o src/accum.o src/dist
        src/mih/mih_validate.o src/mih/mih_inspect.o src/mih/mih_verify.o
 
 # pg_regress suites, in order (sql/NAME.sql against expected/NAME.out)
-REGRESS = type distance rewrite fingerprint jaccard minhash vectors index knn exclude operands pairs dedup dedup_script dedup_pairs security upgrade
+REGRESS = type distance rewrite fingerprint jaccard minhash vectors index knn exclude operands pairs dedup dedup_script dedup_pairs dedup_review security upgrade
 
 # xxHash is used header-only (XXH_INLINE_ALL): libxxhash-dev at build time only
 PG_CPPFLAGS += -I$(srcdir)/src
@@ -23,7 +23,8 @@ include $(PGXS)
 # The removal scripts (README.md: "Deduplicating a table"), installed as documentation in
 # $(docdir)/simhash/ (Debian: /usr/share/doc/postgresql-doc-15/simhash/); they include each
 # other by relative path, so they stay together
-EXAMPLES = examples/dedup.sql examples/dedup_pairs.sql examples/dedup_settings.sql
+EXAMPLES = examples/dedup.sql examples/dedup_pairs.sql examples/dedup_settings.sql examples/dedup_finish.sql \
+           examples/dedup_restore.sql
 .PHONY: install-examples uninstall-examples
 install: install-examples
 install-examples:

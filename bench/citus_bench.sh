@@ -40,7 +40,8 @@
 #   join        the key self-join above on cb_keys, count(*): one task per shard, on the workers
 #   pairs       the same join into a coordinator table cb_pairs (a, b): what reaches the coordinator
 #   groups      simhash_pair_groups('SELECT a, b FROM cb_pairs', 'leader') on the coordinator
-#   script      examples/dedup_pairs.sql -v table=cb_docs -v radius=3 -v action=report, timed
+#   script      examples/dedup_pairs.sql -v table=cb_docs -v radius=3 -v action=report -v report_rows=0
+#               (the summary, not the list of every row), timed
 #               by the client (wall clock around psql): the end-to-end figure a user sees
 # Per shard task: the join once more under EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) with
 # citus.explain_all_tasks = on and citus.max_adaptive_executor_pool_size = 1, so that each
@@ -326,7 +327,7 @@ rec pairbytes "$(qt "$C" -c "SELECT pg_column_size(ROW(1::bigint, 2::bigint)) - 
 # the end-to-end script
 log "examples/dedup_pairs.sql (report)"
 t0=$(date +%s.%N)
-"$PSQL" -X -p "$C" -v table=cb_docs -v radius=$K -v action=report -f "$ROOT/examples/dedup_pairs.sql" >"$WORK/script.out" 2>"$WORK/script.err" ||
+"$PSQL" -X -p "$C" -v table=cb_docs -v radius=$K -v action=report -v report_rows=0 -f "$ROOT/examples/dedup_pairs.sql" >"$WORK/script.out" 2>"$WORK/script.err" ||
 	{ cat "$WORK/script.err" >&2; die "examples/dedup_pairs.sql failed"; }
 t1=$(date +%s.%N)
 rec step script "$(python3 -c "print(round($t1 - $t0, 3))")" ""

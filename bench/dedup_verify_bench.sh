@@ -65,7 +65,7 @@ run() {	# label, extra psql variables...
 	shift
 	t0=$(date +%s.%N)
 	out=$(PGOPTIONS="${PGOPTIONS:-} -c simhash.progress_interval=0 -c maintenance_work_mem=1GB" \
-		psql -X -q -v table=dvb_docs -v radius=8 -v action=report "$@" -f "$ROOT/examples/dedup.sql" 2>&1 >/dev/null)
+		psql -X -q -v table=dvb_docs -v radius=8 -v action=report -v report_rows=0 "$@" -f "$ROOT/examples/dedup.sql" 2>&1 >/dev/null)
 	t1=$(date +%s.%N)
 	printf '%-28s %8.1f s   %s\n' "$label" "$(echo "$t1 - $t0" | bc)" \
 		"$(echo "$out" | grep -o 'holding [0-9]* duplicates\?\|[0-9]* candidates\? below it left alone' | tr '\n' ' ')"

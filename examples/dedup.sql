@@ -1,7 +1,9 @@
 -- examples/dedup.sql: remove (or flag) the near-duplicates of a table, keeping
 -- one representative per group, in one transaction. Run with psql:
 --
---   psql -v table=docs -v action=delete -f examples/dedup.sql
+--   psql -v table=docs -v show=url,title -v verify_column=body -f examples/dedup.sql   # review
+--   psql -v table=docs -v verify_column=body -v action=delete -f examples/dedup.sql
+--   psql -v table=docs -v restore=all -f examples/dedup_restore.sql                 # undo
 --   psql -v table=crawl.pages -v fp_column=body_fp -v radius=10 \
 --        -v keep=longest -v keep_column=body -v action=delete -f examples/dedup.sql
 --   psql -v table=docs -v action=flag -v flag_column=duplicate_of -f examples/dedup.sql
@@ -35,6 +37,27 @@
 --   verify_threshold  0..1 (default 0.5)
 --   verify_size  1..32 (default 5: word 5-grams, which separate near copies
 --                from related texts; see README.md)
+--   show         columns to show beside each row in the report, comma-separated,
+--                each as in SQL (e.g. url,"Title"); default none
+--   report_rows  how many rows of the report to print: all (default) or a number;
+--                0 prints none (the summary line still counts them)
+--   report_table a new table to keep the report in (one row per row of a
+--                group: n, kept_id, id, role, bits, jaccard when verifying, the
+--                show columns); it outlives the script. Default none
+--   archive      on (default) or off: delete first copies every row it deletes
+--                into archive_table, whole, with the kept row's id
+--                (simhash_kept_id), the distance (simhash_bits), the similarity
+--                (simhash_jaccard) and the time (simhash_removed_at), in the same
+--                transaction; examples/dedup_restore.sql puts rows back
+--   archive_table  default <table>_dedup_archive in the table's schema; created
+--                LIKE the table on the first delete, appended to afterwards
+--
+-- Report mode prints every row of every group: n (the order), kept_id, id,
+-- role (kept; duplicate, which delete would remove and flag would flag; left
+-- alone, a candidate verification turned down), bits from the kept row,
+-- jaccard when verifying, and the show columns. The group with the least
+-- similar member comes first; in a group the kept row, then its members from
+-- the least similar. The summary line says how many rows delete would remove.
 --
 -- What it guarantees: identifiers are quoted (format %I, regclass), never
 -- pasted; the table is locked against concurrent writes (SHARE ROW EXCLUSIVE)
@@ -42,14 +65,28 @@
 -- flagged; the row kept for a group is never deleted, so no group loses its
 -- last member; running it again changes nothing (the kept rows are more than
 -- radius bits apart from each other, so they form no group); on any error
--- the transaction is rolled back and nothing changes. Memory: the grouping
+-- the transaction is rolled back and nothing changes; every deleted row is
+-- in the archive unless archive=off. Memory: the grouping
 -- runs in memory (about 60 bytes per row, see README.md: raise
 -- maintenance_work_mem for big tables).
 --
 -- It stops at the first error (ON_ERROR_STOP), unless the variable
 -- dedup_continue_on_error is set (the regression tests set it to check the
 -- errors one after the other; the transaction is rolled back either way).
--- The variables' defaults and checks are shared with examples/dedup_pairs.sql:
+-- The variables' defaults and checks are shared with examples/dedup_pairs.sql
+-- (examples/dedup_settings.sql, included below), and so is the end
+-- (examples/dedup_finish.sql).
+--
+-- Set here, before the \ir: psql reads ON_ERROR_STOP when it reads a line, so
+-- set inside the included file it would not stop this one at that file's error.
+\if :{?dedup_continue_on_error}
+\else
+\set ON_ERROR_STOP on
+\endif
+-- no command tags (BEGIN, DO, ...) and no PL/pgSQL context lines: the summary, the
+-- tables and an error's own message only
+\set QUIET on
+\set SHOW_CONTEXT never
 \ir dedup_settings.sql
 
 DO $dedup$
@@ -73,6 +110,7 @@ DECLARE
   n_groups bigint;
   n_dups bigint;
   n_changed bigint := 0;
+  n_archived bigint;
 BEGIN
   -- no concurrent writes while the groups are computed and acted on
   EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
@@ -87,25 +125,38 @@ BEGIN
   EXECUTE format('ALTER TABLE pg_temp.simhash_dedup_groups ADD COLUMN bits int;
                   UPDATE pg_temp.simhash_dedup_groups g SET bits = %1$I.hamming(g.fp, r.fp)
                   FROM pg_temp.simhash_dedup_groups r WHERE r.id = g.rep', ext_schema);
+  -- the decision: every row within the radius of its kept row, to be acted on
+  CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
+    SELECT id, rep AS keep_id, bits, NULL::float8 AS jaccard, true AS acted
+    FROM pg_temp.simhash_dedup_groups WHERE rep <> id;
   -- verification: a candidate below the threshold stays, as a row of its own
   IF verify_col <> '' THEN
     PERFORM pg_temp.simhash_dedup_verify(tbl, id_col, verify_col, quote_ident(ext_schema),
-      'SELECT id, rep AS keep_id FROM pg_temp.simhash_dedup_groups WHERE rep <> id');
-    ALTER TABLE pg_temp.simhash_dedup_groups ADD COLUMN jaccard float8;
-    UPDATE pg_temp.simhash_dedup_groups g SET jaccard = v.jaccard
-      FROM pg_temp.simhash_dedup_verified v WHERE v.id = g.id;
-    UPDATE pg_temp.simhash_dedup_groups SET rep = id, bits = 0
-     WHERE rep <> id AND NOT coalesce(jaccard >= verify_thr, false);
+      'SELECT id, keep_id FROM pg_temp.simhash_dedup_decided');
+    UPDATE pg_temp.simhash_dedup_decided d SET jaccard = v.jaccard
+      FROM pg_temp.simhash_dedup_verified v WHERE v.id = d.id;
+    UPDATE pg_temp.simhash_dedup_decided SET acted = false WHERE NOT coalesce(jaccard >= verify_thr, false);
     GET DIAGNOSTICS n_rejected = ROW_COUNT;
+    UPDATE pg_temp.simhash_dedup_groups SET rep = id, bits = 0
+     WHERE id IN (SELECT id FROM pg_temp.simhash_dedup_decided WHERE NOT acted);
   END IF;
   SELECT count(*), count(fp), count(DISTINCT rep) FILTER (WHERE rep <> id),
          count(*) FILTER (WHERE rep <> id)
     INTO n_rows, n_fp, n_groups, n_dups FROM pg_temp.simhash_dedup_groups;
+  IF current_setting('simhash_dedup.review')::bool THEN
+    PERFORM pg_temp.simhash_dedup_review(tbl);
+  END IF;
 
   IF action = 'delete' THEN
-    EXECUTE format('DELETE FROM %s t USING pg_temp.simhash_dedup_groups g
-                    WHERE t.%I = g.id AND g.rep <> g.id', tbl, id_col);
+    IF current_setting('simhash_dedup.archive_table') <> '' THEN
+      n_archived := pg_temp.simhash_dedup_archive(tbl);
+    END IF;
+    EXECUTE format('DELETE FROM %s t USING pg_temp.simhash_dedup_decided d
+                    WHERE t.%I = d.id AND d.acted', tbl, id_col);
     GET DIAGNOSTICS n_changed = ROW_COUNT;
+    IF n_archived IS NOT NULL AND n_archived <> n_changed THEN
+      RAISE EXCEPTION 'archived % rows but deleted %: nothing done', n_archived, n_changed;
+    END IF;
   ELSIF action = 'flag' THEN
     EXECUTE format('UPDATE %1$s t SET %2$I = CASE WHEN g.rep <> g.id THEN g.rep END
                     FROM pg_temp.simhash_dedup_groups g
@@ -119,12 +170,4 @@ BEGIN
 END
 $dedup$;
 
--- the largest groups: kept row, size, farthest member
-SELECT rep AS kept_id, count(*) AS size, max(bits) AS max_bits_from_kept
-FROM pg_temp.simhash_dedup_groups
-WHERE rep IS NOT NULL
-GROUP BY rep HAVING count(*) > 1
-ORDER BY size DESC, kept_id
-LIMIT 10;
-
-COMMIT;
+\ir dedup_finish.sql

@@ -12,7 +12,7 @@
 --
 -- psql variables: table, id_column, fp_column, radius, method, keep,
 -- keep_column, action, flag_column, verify_column, verify_threshold,
--- verify_size as in
+-- verify_size, show, report_rows, report_table, archive, archive_table as in
 -- examples/dedup.sql (the same rules, the same groups, the same
 -- verification of each row against its kept row), and
 --   blocks       the number of blocks m (radius + 1 .. 64) the keys are cut
@@ -46,6 +46,16 @@
 -- temporary on a plain table; on a distributed table they are distributed
 -- tables named simhash_dedup_*_<backend pid> in the table's schema, created
 -- and dropped in the transaction (the role needs CREATE there).
+-- Set here, before the \ir: psql reads ON_ERROR_STOP when it reads a line, so
+-- set inside the included file it would not stop this one at that file's error.
+\if :{?dedup_continue_on_error}
+\else
+\set ON_ERROR_STOP on
+\endif
+-- no command tags (BEGIN, DO, ...) and no PL/pgSQL context lines: the summary, the
+-- tables and an error's own message only
+\set QUIET on
+\set SHOW_CONTEXT never
 \ir dedup_settings.sql
 \if :{?blocks}
 \else
@@ -81,18 +91,16 @@ DECLARE
   cost numeric;
   best_cost numeric;
   n_rows bigint; n_fp bigint; n_distinct bigint; n_pairs bigint;
-  n_groups bigint; n_dups bigint; n_changed bigint := 0; n_more bigint;
+  n_groups bigint; n_dups bigint; n_changed bigint := 0; n_more bigint; n_archived bigint;
 BEGIN
   IF radius > 63 THEN
     RAISE EXCEPTION 'radius 64 makes every row a near-duplicate of every other: there are no keys to join on'
       USING HINT = 'Use examples/dedup.sql.';
   END IF;
+  -- (examples/dedup_settings.sql checked that the id is an integer)
   SELECT format_type(a.atttypid, a.atttypmod), n.nspname INTO id_type, schema_name
     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE a.attrelid = tbl AND a.attname = id_col;
-  IF id_type NOT IN ('bigint', 'integer', 'smallint') THEN
-    RAISE EXCEPTION 'column % of % is of type %, not an integer id', quote_ident(id_col), tbl, id_type;
-  END IF;
 
   -- a Citus table? (hash-distributed: work on the workers; other Citus kinds: refuse)
   IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
@@ -234,21 +242,35 @@ BEGIN
                   WHERE coalesce(g.keep_id, p.id) <> r.id',
                  w_drop, ext, w_rows, w_reps, w_groups);
   GET DIAGNOSTICS n_dups = ROW_COUNT;
+  -- the decision, on the coordinator (the same as examples/dedup.sql's)
+  EXECUTE format('CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
+                  SELECT id::bigint AS id, keep_id, bits, NULL::float8 AS jaccard, true AS acted FROM %s', w_drop);
   -- verification: a candidate below the threshold is not acted on
   IF verify_col <> '' THEN
     PERFORM pg_temp.simhash_dedup_verify(tbl, id_col, verify_col, ext,
-      format('SELECT id, keep_id FROM %s', w_drop));
-    EXECUTE format('DELETE FROM %s WHERE id IN (SELECT id FROM pg_temp.simhash_dedup_verified
-                                               WHERE NOT coalesce(jaccard >= %s, false))',
-                   w_drop, verify_thr);
+      'SELECT id, keep_id FROM pg_temp.simhash_dedup_decided');
+    UPDATE pg_temp.simhash_dedup_decided d SET jaccard = v.jaccard
+      FROM pg_temp.simhash_dedup_verified v WHERE v.id = d.id;
+    UPDATE pg_temp.simhash_dedup_decided SET acted = false WHERE NOT coalesce(jaccard >= verify_thr, false);
     GET DIAGNOSTICS n_rejected = ROW_COUNT;
+    EXECUTE format('DELETE FROM %s WHERE id IN (SELECT id FROM pg_temp.simhash_dedup_decided WHERE NOT acted)',
+                   w_drop);
     n_dups := n_dups - n_rejected;
   END IF;
   EXECUTE format('SELECT count(DISTINCT keep_id) FROM %s', w_drop) INTO n_groups;
+  IF current_setting('simhash_dedup.review')::bool THEN
+    PERFORM pg_temp.simhash_dedup_review(tbl);
+  END IF;
 
   IF action = 'delete' THEN
+    IF current_setting('simhash_dedup.archive_table') <> '' THEN
+      n_archived := pg_temp.simhash_dedup_archive(tbl);
+    END IF;
     EXECUTE format('DELETE FROM %s t USING %s d WHERE t.%I = d.id', tbl, w_drop, id_col);
     GET DIAGNOSTICS n_changed = ROW_COUNT;
+    IF n_archived IS NOT NULL AND n_archived <> n_changed THEN
+      RAISE EXCEPTION 'archived % rows but deleted %: nothing done', n_archived, n_changed;
+    END IF;
   ELSIF action = 'flag' THEN
     -- rows with a fingerprint that are kept: flag NULL; the others: their kept row
     EXECUTE format('UPDATE %1$s t SET %2$I = NULL
@@ -272,19 +294,11 @@ BEGIN
 END
 $pairs$;
 
--- the largest groups: kept row, size, farthest member
-SELECT current_setting('simhash_dedup.drop_table') AS simhash_dedup_drop,
-       current_setting('simhash_dedup.work_tables') AS simhash_dedup_work \gset
-SELECT keep_id AS kept_id, count(*) + 1 AS size, max(bits) AS max_bits_from_kept
-FROM :simhash_dedup_drop
-GROUP BY keep_id
-ORDER BY size DESC, kept_id
-LIMIT 10;
-
 -- the distributed work tables go with the transaction (temporary ones drop at commit)
+SELECT current_setting('simhash_dedup.work_tables') AS simhash_dedup_work \gset
 SELECT :'simhash_dedup_work' <> '' AS simhash_dedup_distributed \gset
 \if :simhash_dedup_distributed
 DROP TABLE :simhash_dedup_work;
 \endif
 
-COMMIT;
+\ir dedup_finish.sql

@@ -12,13 +12,19 @@
 --   simhash_dedup.keep_dir     ASC or DESC (NULLs last either way; ties to the smaller id)
 --   simhash_dedup.keep_type    the type of keep_expr
 --   simhash_dedup.verify_column  the text column to verify candidates against ('' = none)
--- and the functions pg_temp.simhash_dedup_summary(), the line both print, and
+--   simhash_dedup.show         the shown columns (show) as the review selects them ('' = none)
+--   simhash_dedup.report_table the review table to create (report_table), quoted ('' = none)
+--   simhash_dedup.report_rows  how many review rows report mode prints ('' = all)
+--   simhash_dedup.review       true when the review is to be built (printed or kept)
+--   simhash_dedup.archive_table the archive for deleted rows, quoted ('' = no archive)
+-- and the functions pg_temp.simhash_dedup_summary(), the line both print,
 -- pg_temp.simhash_dedup_verify(), the exact Jaccard similarity of each row
--- about to be removed or flagged with its kept row.
-\if :{?dedup_continue_on_error}
-\else
-\set ON_ERROR_STOP on
-\endif
+-- about to be removed or flagged with its kept row, pg_temp.simhash_dedup_review(),
+-- every member of every group with the shown columns, and
+-- pg_temp.simhash_dedup_archive(), the rows about to be deleted, copied whole.
+-- Both scripts leave their decision in pg_temp.simhash_dedup_decided (id,
+-- keep_id, bits, jaccard, acted: false for a candidate verification left
+-- alone) and end with examples/dedup_finish.sql.
 \if :{?table}
 \else
 \set table ''
@@ -67,6 +73,26 @@
 \else
 \set verify_size 5
 \endif
+\if :{?show}
+\else
+\set show ''
+\endif
+\if :{?report_table}
+\else
+\set report_table ''
+\endif
+\if :{?report_rows}
+\else
+\set report_rows all
+\endif
+\if :{?archive}
+\else
+\set archive on
+\endif
+\if :{?archive_table}
+\else
+\set archive_table ''
+\endif
 
 BEGIN;
 SELECT set_config('simhash_dedup.table', :'table', true),
@@ -80,7 +106,12 @@ SELECT set_config('simhash_dedup.table', :'table', true),
        set_config('simhash_dedup.flag_column', :'flag_column', true),
        set_config('simhash_dedup.verify_column', :'verify_column', true),
        set_config('simhash_dedup.verify_threshold', :'verify_threshold', true),
-       set_config('simhash_dedup.verify_size', :'verify_size', true)
+       set_config('simhash_dedup.verify_size', :'verify_size', true),
+       set_config('simhash_dedup.show', :'show', true),
+       set_config('simhash_dedup.report_table', :'report_table', true),
+       set_config('simhash_dedup.report_rows', :'report_rows', true),
+       set_config('simhash_dedup.archive', :'archive', true),
+       set_config('simhash_dedup.archive_table', :'archive_table', true)
 \gset simhash_dedup_ignored_
 
 -- the summary line both scripts print
@@ -100,9 +131,13 @@ RETURNS text LANGUAGE sql AS $summary$
                      n_rejected, CASE WHEN n_rejected = 1 THEN '' ELSE 's' END) END,
     n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
     CASE current_setting('simhash_dedup.action')
-      WHEN 'delete' THEN format('%s row%s deleted', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
+      WHEN 'delete' THEN format('%s row%s deleted%s', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END,
+        CASE WHEN current_setting('simhash_dedup.archive_table') = '' THEN ', not archived (archive=off)'
+             ELSE format(', moved to %s (examples/dedup_restore.sql puts them back)',
+                         current_setting('simhash_dedup.archive_table')) END)
       WHEN 'flag' THEN format('%s row%s updated', n_changed, CASE WHEN n_changed = 1 THEN '' ELSE 's' END)
-      ELSE 'report only, nothing changed' END)
+      ELSE format('report only, nothing changed (action=delete would remove %s row%s)',
+                  n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END) END)
 $summary$;
 
 -- Verification: for each candidate (id, keep_id) the candidates query gives,
@@ -136,6 +171,83 @@ BEGIN
 END
 $verify$;
 
+-- Review: every row of every group (its kept row, the rows that would go,
+-- and the candidates verification left alone), with the distance in bits to
+-- the kept row, the exact similarity when verifying, and the shown columns,
+-- into pg_temp.simhash_dedup_review, numbered (column n) so that the group
+-- with the least similar member comes first and, within a group, the kept
+-- row and then its members from the least similar. The shown columns are
+-- fetched by id (on Citus, from the workers), as verification does. With
+-- report_table, the same rows go into that new table too. Returns the rows.
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_review(tbl regclass)
+RETURNS bigint LANGUAGE plpgsql AS $review$
+DECLARE
+  id_col text := current_setting('simhash_dedup.id_column');
+  show text := current_setting('simhash_dedup.show');
+  report_table text := current_setting('simhash_dedup.report_table');
+  verify bool := current_setting('simhash_dedup.verify_column') <> '';
+  gone text := CASE current_setting('simhash_dedup.action') WHEN 'flag' THEN 'flagged'
+                    WHEN 'delete' THEN 'deleted' ELSE 'duplicate' END;
+  n bigint;
+BEGIN
+  EXECUTE format(
+    'CREATE TEMP TABLE simhash_dedup_review ON COMMIT DROP AS
+     WITH m AS (SELECT keep_id, id, CASE WHEN acted THEN %1$L ELSE ''left alone'' END AS role, bits, jaccard
+                FROM pg_temp.simhash_dedup_decided
+                UNION ALL
+                SELECT DISTINCT keep_id, keep_id, ''kept'', 0, NULL::float8 FROM pg_temp.simhash_dedup_decided),
+          o AS (SELECT m.*, min(coalesce(jaccard, 1)) OVER w AS g_jaccard, max(bits) OVER w AS g_bits
+                FROM m WINDOW w AS (PARTITION BY keep_id))
+     SELECT row_number() OVER (ORDER BY g_jaccard, g_bits DESC, o.keep_id, o.role <> ''kept'',
+                                        coalesce(o.jaccard, 1), o.bits DESC, o.id) AS n,
+            o.keep_id AS kept_id, o.id, o.role, o.bits%2$s%3$s
+     FROM o JOIN %4$s t ON t.%5$I = o.id',
+    gone, CASE WHEN verify THEN ', round(o.jaccard::numeric, 3) AS jaccard' ELSE '' END,
+    CASE WHEN show = '' THEN '' ELSE ', ' || show END,
+    tbl, id_col);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  IF report_table <> '' THEN
+    EXECUTE format('CREATE TABLE %s AS SELECT * FROM pg_temp.simhash_dedup_review ORDER BY n', report_table);
+  END IF;
+  RETURN n;
+END
+$review$;
+
+-- Archive: before the script deletes, every row it is about to delete is
+-- copied whole into the archive table (created LIKE the table the first
+-- time), with the id of the row kept for it (simhash_kept_id), the distance
+-- (simhash_bits), the similarity when verifying (simhash_jaccard) and the
+-- time of the run (simhash_removed_at). Same transaction as the delete, and
+-- the table is locked against writes, so the copy is what is deleted (the
+-- scripts check the counts). examples/dedup_restore.sql puts rows back.
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_archive(tbl regclass)
+RETURNS bigint LANGUAGE plpgsql AS $archive$
+DECLARE
+  id_col text := current_setting('simhash_dedup.id_column');
+  archive text := current_setting('simhash_dedup.archive_table');
+  cols text;
+  n bigint;
+BEGIN
+  IF to_regclass(archive) IS NULL THEN
+    EXECUTE format('CREATE TABLE %s (LIKE %s)', archive, tbl);
+    EXECUTE format('ALTER TABLE %s ADD COLUMN simhash_kept_id bigint, ADD COLUMN simhash_bits int,
+                    ADD COLUMN simhash_jaccard float8, ADD COLUMN simhash_removed_at timestamptz', archive);
+  END IF;
+  SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped;
+  EXECUTE format('INSERT INTO %1$s (%2$s, simhash_kept_id, simhash_bits, simhash_jaccard, simhash_removed_at)
+                  SELECT %3$s, d.keep_id, d.bits, d.jaccard, now()
+                  FROM %4$s t JOIN pg_temp.simhash_dedup_decided d ON t.%5$I = d.id
+                  WHERE d.acted',
+                 archive, cols,
+                 (SELECT string_agg('t.' || quote_ident(a.attname), ', ' ORDER BY a.attnum)
+                    FROM pg_attribute a WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped),
+                 tbl, id_col);
+  GET DIAGNOSTICS n = ROW_COUNT;
+  RETURN n;
+END
+$archive$;
+
 DO $settings$
 DECLARE
   tbl_name text := current_setting('simhash_dedup.table');
@@ -150,6 +262,13 @@ DECLARE
   verify_col text := current_setting('simhash_dedup.verify_column');
   verify_thr text := current_setting('simhash_dedup.verify_threshold');
   verify_size text := current_setting('simhash_dedup.verify_size');
+  show text := current_setting('simhash_dedup.show');
+  report_table text := current_setting('simhash_dedup.report_table');
+  report_rows text := current_setting('simhash_dedup.report_rows');
+  archive text := current_setting('simhash_dedup.archive');
+  archive_table text := current_setting('simhash_dedup.archive_table');
+  show_cols text[];
+  rel_parts text[];
   tbl regclass;
   ext_schema text;
   col text;
@@ -229,6 +348,97 @@ BEGIN
     RAISE EXCEPTION 'verify_size "%" is not a number of words from 1 to 32', verify_size;
   END IF;
 
+  -- the id: an integer (the scripts keep ids as bigint)
+  SELECT format_type(a.atttypid, NULL) INTO typ FROM pg_attribute a
+   WHERE a.attrelid = tbl AND a.attname = id_col AND a.attnum > 0 AND NOT a.attisdropped;
+  IF typ NOT IN ('bigint', 'integer', 'smallint') THEN
+    RAISE EXCEPTION 'id_column % of % is of type %, not an integer', quote_ident(id_col), tbl, typ
+      USING HINT = format('The scripts need a unique integer id. To add one: ALTER TABLE %s ADD COLUMN dedup_id bigint GENERATED ALWAYS AS IDENTITY; then -v id_column=dedup_id', tbl);
+  END IF;
+
+  -- show: column names, comma-separated, each as in SQL ("Title", url)
+  IF show !~ '^\s*$' THEN
+    SELECT array_agg(CASE WHEN m[1] ~ '^"' THEN replace(substr(m[1], 2, length(m[1]) - 2), '""', '"')
+                          ELSE lower(m[1]) END ORDER BY ord)
+      INTO show_cols
+      FROM regexp_matches(show, '\s*("(?:[^"]|"")*"|[^,"\s][^,]*?)\s*(?:,|$)', 'g') WITH ORDINALITY r(m, ord);
+    IF show_cols IS NULL THEN
+      RAISE EXCEPTION 'show "%" is not a list of column names separated by commas', show;
+    END IF;
+    FOREACH col IN ARRAY show_cols LOOP
+      IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attname = col
+                       AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'table % has no column % (show)', tbl, quote_ident(col);
+      END IF;
+      IF col IN ('n', 'kept_id', 'id', 'role', 'bits', 'jaccard') AND col <> id_col THEN
+        RAISE EXCEPTION 'show column % has the name of a column of the review (n, kept_id, id, role, bits, jaccard)', quote_ident(col)
+          USING HINT = 'Show it through a view that renames it.';
+      END IF;
+    END LOOP;
+    -- as the review selects them: t."col", ...
+    show := coalesce(array_to_string(array(SELECT 't.' || quote_ident(c) FROM unnest(show_cols) c WHERE c <> id_col), ', '), '');
+  ELSE
+    show := '';
+  END IF;
+
+  -- report_table: a new table's name, as in SQL
+  IF report_table !~ '^\s*$' THEN
+    rel_parts := parse_ident(report_table);
+    report_table := array_to_string(array(SELECT quote_ident(x) FROM unnest(rel_parts) x), '.');
+    IF to_regclass(report_table) IS NOT NULL THEN
+      RAISE EXCEPTION 'report_table % already exists', report_table
+        USING HINT = 'Drop it, or name another table.';
+    END IF;
+  ELSE
+    report_table := '';
+  END IF;
+
+  -- report_rows: how many rows of the review report mode prints
+  IF report_rows ~ '^\s*all\s*$' THEN
+    report_rows := '';
+  ELSIF report_rows ~ '^\s*\d{1,18}\s*$' THEN
+    report_rows := trim(report_rows);
+  ELSE
+    RAISE EXCEPTION 'report_rows "%" is not all or a number of rows', report_rows;
+  END IF;
+
+  -- the archive of deleted rows: on by default, as <table>_dedup_archive beside the table
+  IF archive NOT IN ('on', 'off') THEN
+    RAISE EXCEPTION 'archive "%" is not on or off', archive;
+  END IF;
+  IF archive = 'off' THEN
+    archive_table := '';
+  ELSE
+    IF archive_table ~ '^\s*$' THEN
+      SELECT format('%I.%I', n.nspname, left(c.relname, 49) || '_dedup_archive') INTO archive_table
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tbl;
+    ELSE
+      rel_parts := parse_ident(archive_table);
+      archive_table := array_to_string(array(SELECT quote_ident(x) FROM unnest(rel_parts) x), '.');
+    END IF;
+    IF to_regclass(archive_table) = tbl THEN
+      RAISE EXCEPTION 'archive_table % is the table itself', archive_table;
+    END IF;
+    -- an archive from an earlier run must hold every column of the table, and ours
+    IF action = 'delete' AND to_regclass(archive_table) IS NOT NULL THEN
+      SELECT string_agg(quote_ident(c), ', ') INTO col
+        FROM (SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
+              UNION ALL SELECT unnest(ARRAY['simhash_kept_id', 'simhash_bits', 'simhash_jaccard', 'simhash_removed_at'])) w(c)
+       WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass(archive_table)
+                           AND a.attname = w.c AND a.attnum > 0 AND NOT a.attisdropped);
+      IF col IS NOT NULL THEN
+        RAISE EXCEPTION 'archive_table % lacks the columns %', archive_table, col
+          USING HINT = 'Name another archive (-v archive_table=NAME): the script creates it.';
+      END IF;
+    END IF;
+  END IF;
+  IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
+               AND a.attname IN ('simhash_kept_id', 'simhash_bits', 'simhash_jaccard', 'simhash_removed_at'))
+     AND archive_table <> '' AND action = 'delete' THEN
+    RAISE EXCEPTION 'table % has a column named like the archive''s own (simhash_kept_id, simhash_bits, simhash_jaccard, simhash_removed_at)', tbl
+      USING HINT = 'Run with -v archive=off, or rename the column.';
+  END IF;
+
   -- the keep column's type, with its collation when it is not the type's own (the order of
   -- its values must be the column's)
   SELECT format_type(a.atttypid, a.atttypmod) ||
@@ -239,7 +449,14 @@ BEGIN
     LEFT JOIN pg_collation c ON c.oid = a.attcollation
     LEFT JOIN pg_namespace cn ON cn.oid = c.collnamespace
    WHERE a.attrelid = tbl AND a.attname = keep_col;
-  PERFORM set_config('simhash_dedup.relation', tbl::text, true),
+  PERFORM set_config('simhash_dedup.show', show, true),
+          set_config('simhash_dedup.report_rows', report_rows, true),
+          -- the review is built when it is printed or kept
+          set_config('simhash_dedup.review',
+                     (action = 'report' AND report_rows <> '0' OR report_table <> '')::text, true),
+          set_config('simhash_dedup.report_table', report_table, true),
+          set_config('simhash_dedup.archive_table', archive_table, true),
+          set_config('simhash_dedup.relation', tbl::text, true),
           set_config('simhash_dedup.ext_schema', ext_schema, true),
           set_config('simhash_dedup.keep_column', keep_col, true),
           set_config('simhash_dedup.keep_expr',
