@@ -3,9 +3,11 @@
 #
 #   bash tools/run.sh demo [DIR]   install what is missing, build and install the extension,
 #                                  start a scratch PostgreSQL, fingerprint a real corpus and
-#                                  print its near-duplicate groups (default corpus: Debian's
-#                                  /usr/share/doc/*/copyright and /usr/share/common-licenses/*;
-#                                  DIR replaces it with every regular file under DIR)
+#                                  print its near-duplicate pairs and groups (default corpus:
+#                                  Debian's /usr/share/doc/*/copyright and
+#                                  /usr/share/common-licenses/*; DIR replaces it with every
+#                                  regular file under DIR); SIMHASH_DEMO_KEEP=1 leaves the
+#                                  server running at the end
 #   bash tools/run.sh test         the same set-up, then every test suite, on PostgreSQL 15
 #                                  and then on the versions in $SIMHASH_PG_MATRIX (default 17 18,
 #                                  built from source once: tools/pg_matrix.sh); exits non-zero
@@ -51,7 +53,9 @@ install_packages() {
 	if [ ${#missing[@]} -gt 0 ]; then
 		log "installing ${missing[*]}"
 		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+		# (debconf's "delaying package configuration, since apt-utils is not installed" is noise)
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+			>/dev/null 2> >(grep -v '^debconf: ' >&2)
 	fi
 }
 
@@ -87,12 +91,25 @@ stop_server() {
 
 psql_db() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 
-# Emit COPY text rows (path, body) for every regular, readable text file given on stdin.
+# Emit COPY text rows (path, name, body) for every regular, readable text file given on
+# stdin (NUL-separated). name is what the demo prints: the package of a
+# /usr/share/doc/<package>/copyright file, common-licenses/<file>, or the path under the
+# directory given as the first argument.
 corpus_copy() {
 	python3 -c '
-import sys
+import os, sys
+base = sys.argv[1] if len(sys.argv) > 1 else ""
 def esc(s):
     return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+def name(path):
+    parts = path.split("/")
+    if base:
+        return os.path.relpath(path, base)
+    if path.startswith("/usr/share/doc/") and len(parts) == 6 and parts[5] == "copyright":
+        return parts[4]
+    if path.startswith("/usr/share/common-licenses/"):
+        return "common-licenses/" + parts[-1]
+    return path
 for path in sys.stdin.read().split("\0"):
     if not path:
         continue
@@ -104,21 +121,25 @@ for path in sys.stdin.read().split("\0"):
         continue
     if "\0" in body:
         continue
-    sys.stdout.write(esc(path) + "\t" + esc(body) + "\n")
-'
+    sys.stdout.write(esc(path) + "\t" + esc(name(path)) + "\t" + esc(body) + "\n")
+' "$@"
 }
 
 demo() {
 	local dir=${1:-}
 	log "loading the corpus"
-	psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+	psql -X -q -d postgres -c "SET client_min_messages = warning" \
+		-c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
 	psql_db <<'SQL'
 CREATE EXTENSION simhash;
+-- name: what the demo prints for a document (the package of a copyright file, or
+-- the path under DIR); fp: the recommended sketch, minhash(body)
 CREATE TABLE docs (
     id   bigserial PRIMARY KEY,
     path text NOT NULL,
+    name text NOT NULL,
     body text NOT NULL,
-    fp   simhash GENERATED ALWAYS AS (simhash(body)) STORED
+    fp   simhash GENERATED ALWAYS AS (minhash(body)) STORED
 );
 SQL
 	if [ -n "$dir" ]; then
@@ -126,46 +147,88 @@ SQL
 	else
 		{ find /usr/share/doc -mindepth 2 -maxdepth 2 -name copyright -type f -print0
 		  find /usr/share/common-licenses -type f -print0; }
-	fi | corpus_copy | psql_db -c "\\copy docs (path, body) FROM STDIN"
-	psql_db -c "CREATE INDEX docs_fp_idx ON docs USING simhash (fp)" -c "ANALYZE docs"
-	psql_db -At -c "SELECT format('%s documents, %s MB of text, %s without fingerprint (no words)',
-	                   count(*), round(sum(octet_length(body)) / 1e6, 1), count(*) - count(fp)) FROM docs"
+	fi | corpus_copy "$dir" | psql_db -c "\\copy docs (path, name, body) FROM STDIN"
+	psql_db <<'SQL'
+CREATE INDEX docs_fp_idx ON docs USING simhash (fp);
+ANALYZE docs;
+\pset footer off
+\pset tuples_only on
+SELECT format('%s documents, %s MB of text, %s without a fingerprint (no words)',
+              count(*), round(sum(octet_length(body)) / 1e6, 1), count(*) - count(fp)) FROM docs;
+SQL
 
-	log "near-duplicate pairs and groups (within 8 bits)"
-	echo "(pairs: the self-join b.fp <~> a.fp <= 8, a nested loop over the simhash index:)"
-	psql_db -At -c "EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM docs a JOIN docs b ON b.fp <~> a.fp <= 8 AND a.id < b.id" | sed 's/^/    /'
-	echo "(groups: simhash_leader() and simhash_component() over the whole table, in memory;"
-	echo " the representative of a group is its longest document)"
+	log "near-duplicate pairs: fingerprints within 12 bits, then the exact similarity of their texts"
+	echo "(fp is minhash(body); pairs come from the self-join b.fp <~> a.fp <= 12, a nested loop"
+	echo " over the simhash index; jaccard is simhash_jaccard(a.body, b.body, 'words', 5), the share"
+	echo " of word 5-grams the two texts have in common, which the removal script checks below)"
+	psql_db -At -c "EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM docs a JOIN docs b ON b.fp <~> a.fp <= 12 AND a.id < b.id" | sed 's/^/    /'
 	psql_db <<'SQL'
 \pset footer off
 CREATE TEMP TABLE pairs AS
-    SELECT a.id AS a, b.id AS b, a.fp <~> b.fp AS bits
-    FROM docs a JOIN docs b ON b.fp <~> a.fp <= 8 AND a.id < b.id;
-CREATE TEMP TABLE grp AS
-    SELECT id, fp,
-           simhash_leader(id, fp, 8) OVER (ORDER BY length(body) DESC, id) AS leader,
-           simhash_component(id, fp, 8) OVER (ORDER BY length(body) DESC, id) AS component
-    FROM docs;
-SELECT (SELECT count(*) FROM pairs) AS pairs,
-       count(DISTINCT leader) FILTER (WHERE leader <> id) AS leader_groups,
-       count(*) FILTER (WHERE leader <> id) AS duplicates,
-       count(DISTINCT component) FILTER (WHERE component <> id) AS components
-FROM grp;
--- each group: size, the kept document, and its farthest member with the distance
-SELECT g.size, d.path AS representative,
-       format('%s: %s bits', m.path, g.bits) AS farthest_member
-FROM (SELECT leader, count(*) AS size,
-             (array_agg(id ORDER BY fp <~> (SELECT fp FROM docs WHERE id = leader) DESC, id)
-                FILTER (WHERE id <> leader))[1] AS far,
-             max(fp <~> (SELECT fp FROM docs WHERE id = leader)) AS bits
-      FROM grp WHERE leader IS NOT NULL GROUP BY leader HAVING count(*) > 1) g
-JOIN docs d ON d.id = g.leader
-JOIN docs m ON m.id = g.far
-ORDER BY g.size DESC, d.path
-LIMIT 25;
+    SELECT a.id AS a, b.id AS b, a.fp <~> b.fp AS bits,
+           round(simhash_jaccard(a.body, b.body, 'words', 5)::numeric, 3) AS jaccard
+    FROM docs a JOIN docs b ON b.fp <~> a.fp <= 12 AND a.id < b.id;
+SELECT count(*) AS pairs,
+       count(*) FILTER (WHERE jaccard >= 0.5) AS "jaccard >= 0.5",
+       count(*) FILTER (WHERE jaccard < 0.5) AS "below: not copies"
+FROM pairs;
+\echo a sample: the 8 pairs farthest apart that pass, the 8 most similar that do not
+(SELECT x.name AS a, y.name AS b, p.bits, p.jaccard
+ FROM pairs p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b
+ WHERE p.jaccard >= 0.5 ORDER BY p.jaccard, p.bits DESC, x.name, y.name LIMIT 8)
+UNION ALL
+(SELECT x.name, y.name, p.bits, p.jaccard
+ FROM pairs p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b
+ WHERE p.jaccard < 0.5 ORDER BY p.jaccard DESC, p.bits, x.name, y.name LIMIT 8);
 SQL
-	echo "(to delete the duplicates of a table and keep the longest of each group, in one transaction:"
-	echo "  psql -v table=docs -v keep=longest -v keep_column=body -v action=delete -f examples/dedup.sql)"
+
+	log "groups: what examples/dedup.sql would remove (report mode: nothing is changed)"
+	echo "(psql -v table=docs -v radius=12 -v verify_column=body -v keep=longest -v keep_column=body"
+	echo "      -v show=name -v report_table=review -f examples/dedup.sql; each group keeps its longest"
+	echo " document; a member whose jaccard with it is below 0.5 is left alone)"
+	(cd "$ROOT/examples" && psql -X -d "$DB" -v table=docs -v radius=12 -v verify_column=body \
+		-v keep=longest -v keep_column=body -v show=name -v report_rows=0 -v report_table=review \
+		-f dedup.sql 2>&1 | sed -e 's/^psql:dedup.sql:[0-9]*: //')
+	psql_db <<'SQL'
+\pset footer off
+\echo the 20 largest groups, every member (or the first 12 and how many more); <- marks the
+\echo member least similar to the kept document
+SELECT size AS "group", kept, member, bits, jaccard, mark AS " "
+FROM (SELECT r.kept_id, count(*) OVER w AS size,
+             row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k,
+             CASE WHEN r.role = 'kept' THEN d.name ELSE '' END AS kept,
+             CASE WHEN r.role = 'kept' THEN '' ELSE d.name || CASE WHEN r.role = 'left alone' THEN ' (left alone)' ELSE '' END END AS member,
+             CASE WHEN r.role = 'kept' THEN NULL ELSE r.bits END AS bits, r.jaccard,
+             CASE WHEN r.role <> 'kept' AND r.n = min(r.n) FILTER (WHERE r.role <> 'kept') OVER w
+                  AND count(*) OVER w > 2 THEN '<-' ELSE '' END AS mark,
+             r.n
+      FROM review r JOIN docs d ON d.id = r.id
+      WINDOW w AS (PARTITION BY r.kept_id)) g
+WHERE kept_id IN (SELECT kept_id FROM review GROUP BY kept_id ORDER BY count(*) DESC, kept_id LIMIT 20)
+  AND k <= 13
+ORDER BY size DESC, kept_id, n;
+SELECT format('(%s more members of these groups not shown; every row of every group is in the table review)',
+              count(*))
+FROM (SELECT r.kept_id, row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k FROM review r
+      WHERE kept_id IN (SELECT kept_id FROM review GROUP BY kept_id ORDER BY count(*) DESC, kept_id LIMIT 20)) x
+WHERE k > 13 HAVING count(*) > 0 \g (tuples_only=on)
+SQL
+	echo
+	if [ "${SIMHASH_DEMO_KEEP:-0}" = 1 ]; then
+		trap - EXIT
+		echo "The demo's server keeps running (SIMHASH_DEMO_KEEP=1). Try the scripts on its table:"
+		echo "  cd $ROOT && psql -h $RUN_DIR -p $PORT -U postgres -d $DB -v table=docs -v radius=12 \\"
+		echo "      -v verify_column=body -v show=name -f examples/dedup.sql"
+		echo "Stop it with:"
+		echo "  runuser -u postgres -- $PGBIN/pg_ctl -D $RUN_DIR/data stop"
+	else
+		echo "The demo's server is stopped now (SIMHASH_DEMO_KEEP=1 keeps it running, to try the scripts on it)."
+	fi
+	echo "On your own table (CREATE EXTENSION simhash; a minhash(body) column, as README's Quick start shows):"
+	echo "  psql -d YOUR_DB -v table=YOUR_TABLE -v fp_column=fp -v radius=12 -v verify_column=body \\"
+	echo "       -v show=url -f examples/dedup.sql                  # review: every group, changes nothing"
+	echo "  ... the same with -v action=delete                      # remove; the rows go to YOUR_TABLE_dedup_archive"
+	echo "  psql -d YOUR_DB -v table=YOUR_TABLE -v restore=all -f examples/dedup_restore.sql   # undo"
 }
 
 # Each suite: name, then the command. Failures are counted, not fatal, so every suite runs.

@@ -18,6 +18,10 @@
 #   distributed by its id and one distributed by another column) makes the
 #   groups examples/dedup.sql makes on a local copy, and the pairs by
 #   pigeonhole keys equal the single-node self-join's.
+# - The removal scripts' review, archive and restore on a distributed table:
+#   the review table lists every duplicate with its text from the workers, a
+#   delete moves exactly the deleted rows into the archive, and restore puts
+#   the table back as it was.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -234,6 +238,48 @@ is( $coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM d2'),
 	$coord->safe_psql('postgres', 'SELECT count(*), sum(id) FROM d2_local'),
 	'the distributed table keeps the same rows as the local copy');
 cmp_ok($coord->safe_psql('postgres', 'SELECT count(*) FROM d2'), '<', 3000, 'and some rows were removed');
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM d2_dedup_archive'),
+	$coord->safe_psql('postgres', 'SELECT 3000 - count(*) FROM d2'),
+	'the rows deleted from the distributed table are in its archive');
+
+# ---- review, archive and restore on a distributed table, by examples/dedup_pairs.sql
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE d3 (id bigint PRIMARY KEY, body text, fp simhash);
+SELECT create_distributed_table('d3', 'id', shard_count := 8);
+INSERT INTO d3 SELECT id, body, fp FROM docs_local WHERE id <= 3000;
+CREATE TABLE d3_before AS SELECT * FROM d3;
+});
+(my $pairs_review_script = $script) =~ s/dedup\.sql$/dedup_pairs.sql/;
+(my $restore_script = $script) =~ s/dedup\.sql$/dedup_restore.sql/;
+my ($rrc, $rout, $rerr) = $coord->psql('postgres', undef,
+	extra_params => [ '-v', 'table=d3', '-v', 'radius=3', '-v', 'verify_column=body', '-v', 'show=body',
+		'-v', 'report_rows=0', '-v', 'report_table=d3_review', '-f', $pairs_review_script ]);
+is($rrc, 0, 'report with a review table on a distributed table') or diag($rerr);
+my ($dups) = $rerr =~ /holding (\d+) duplicates?;/;
+cmp_ok($dups // 0, '>', 0, 'the report finds duplicates');
+is( $coord->safe_psql('postgres', q{
+SELECT count(*) FILTER (WHERE role = 'duplicate'),
+       count(*) FILTER (WHERE r.body IS DISTINCT FROM d.body)
+FROM d3_review r JOIN d3_before d USING (id)}),
+	"$dups|0", 'the review table lists every duplicate, with its text fetched from the workers');
+($rrc, $rout, $rerr) = $coord->psql('postgres', undef,
+	extra_params => [ '-v', 'table=d3', '-v', 'radius=3', '-v', 'verify_column=body', '-v', 'action=delete',
+		'-f', $pairs_review_script ]);
+is($rrc, 0, 'delete with the archive on a distributed table') or diag($rerr);
+is( $coord->safe_psql('postgres', q{
+SELECT (SELECT count(*) FROM d3_dedup_archive),
+       (SELECT count(*) FROM (SELECT id, body, fp FROM d3_dedup_archive
+                              EXCEPT SELECT * FROM (TABLE d3_before EXCEPT TABLE d3) gone) x)}),
+	"$dups|0", 'the archive holds exactly the deleted rows');
+($rrc, $rout, $rerr) = $coord->psql('postgres', undef,
+	extra_params => [ '-v', 'table=d3', '-v', 'restore=all', '-f', $restore_script ]);
+is($rrc, 0, 'restore into a distributed table') or diag($rerr);
+is( $coord->safe_psql('postgres', q{
+SELECT (SELECT count(*) FROM (TABLE d3_before EXCEPT ALL TABLE d3) a),
+       (SELECT count(*) FROM (TABLE d3 EXCEPT ALL TABLE d3_before) b),
+       (SELECT count(*) FROM d3_dedup_archive)}),
+	'0|0|0', 'after restore the distributed table is as before, the archive empty');
 
 # ---- random, clustered and skewed data: pairs and the removal script by pairs
 # Each data set: 12,000 rows in a distributed table and the same rows in a
