@@ -55,9 +55,11 @@
 -- Report mode prints every row of every group: n (the order), kept_id, id,
 -- role (kept; duplicate, which delete would remove and flag would flag; left
 -- alone, a candidate verification turned down), bits from the kept row,
--- jaccard when verifying, and the show columns. The group with the least
--- similar member comes first; in a group the kept row, then its members from
--- the least similar. The summary line says how many rows delete would remove.
+-- jaccard when verifying, and the show columns. The group whose least
+-- similar duplicate is least similar comes first; in a group the kept row,
+-- then its duplicates from the least similar, then the rows left alone; groups
+-- where every candidate was left alone come last. The summary line says how
+-- many rows delete would remove.
 --
 -- What it guarantees: identifiers are quoted (format %I, regclass), never
 -- pasted; the table is locked against concurrent writes (SHARE ROW EXCLUSIVE)

@@ -1,14 +1,15 @@
 -- examples/dedup_finish.sql: how the two removal scripts end (examples/dedup.sql,
 -- examples/dedup_pairs.sql; not run on its own). In report mode, the rows of
 -- pg_temp.simhash_dedup_review (every row of every group: the kept row first,
--- then its members from the least similar, the groups with the least similar
--- member first), all of them or the first report_rows; in delete and flag
+-- then the rows that would go from the least similar, then those left alone;
+-- the group whose least similar member would go first), all of them or the
+-- first report_rows (0: none); in delete and flag
 -- mode, the ten largest groups. Then the commit.
 \set simhash_dedup_list false
 \set simhash_dedup_acted false
 \set simhash_dedup_more false
 SELECT current_setting('simhash_dedup.action') = 'report' AND current_setting('simhash_dedup.review')::bool
-         AS simhash_dedup_list,
+         AND current_setting('simhash_dedup.report_rows') <> '0' AS simhash_dedup_list,
        current_setting('simhash_dedup.action') <> 'report' AS simhash_dedup_acted,
        coalesce(nullif(current_setting('simhash_dedup.report_rows'), ''), '9223372036854775807')
          AS simhash_dedup_rows \gset

@@ -175,8 +175,10 @@ $verify$;
 -- and the candidates verification left alone), with the distance in bits to
 -- the kept row, the exact similarity when verifying, and the shown columns,
 -- into pg_temp.simhash_dedup_review, numbered (column n) so that the group
--- with the least similar member comes first and, within a group, the kept
--- row and then its members from the least similar. The shown columns are
+-- whose least similar member would go comes first and, within a group, the
+-- kept row, then the rows that would go from the least similar, then the rows
+-- verification left alone from the most similar; groups with nothing to
+-- remove (every candidate left alone) come last. The shown columns are
 -- fetched by id (on Citus, from the workers), as verification does. With
 -- report_table, the same rows go into that new table too. Returns the rows.
 CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_review(tbl regclass)
@@ -196,10 +198,18 @@ BEGIN
                 FROM pg_temp.simhash_dedup_decided
                 UNION ALL
                 SELECT DISTINCT keep_id, keep_id, ''kept'', 0, NULL::float8 FROM pg_temp.simhash_dedup_decided),
-          o AS (SELECT m.*, min(coalesce(jaccard, 1)) OVER w AS g_jaccard, max(bits) OVER w AS g_bits
+          o AS (SELECT m.*,
+                       -- the group by its least similar row that would go; groups of
+                       -- candidates all left alone after every other
+                       coalesce(min(coalesce(jaccard, 1)) FILTER (WHERE role = %1$L) OVER w, 2) AS g_jaccard,
+                       max(bits) FILTER (WHERE role = %1$L) OVER w AS g_bits
                 FROM m WINDOW w AS (PARTITION BY keep_id))
-     SELECT row_number() OVER (ORDER BY g_jaccard, g_bits DESC, o.keep_id, o.role <> ''kept'',
-                                        coalesce(o.jaccard, 1), o.bits DESC, o.id) AS n,
+     SELECT row_number() OVER (ORDER BY g_jaccard, g_bits DESC NULLS LAST, o.keep_id,
+                                        -- the kept row, the rows that go (least similar
+                                        -- first), the rows left alone (most similar first)
+                                        CASE o.role WHEN ''kept'' THEN 0 WHEN %1$L THEN 1 ELSE 2 END,
+                                        CASE WHEN o.role = %1$L THEN coalesce(o.jaccard, 1) ELSE -o.jaccard END,
+                                        o.bits DESC, o.id) AS n,
             o.keep_id AS kept_id, o.id, o.role, o.bits%2$s%3$s
      FROM o JOIN %4$s t ON t.%5$I = o.id',
     gone, CASE WHEN verify THEN ', round(o.jaccard::numeric, 3) AS jaccard' ELSE '' END,

@@ -158,9 +158,9 @@ SELECT format('%s documents, %s MB of text, %s without a fingerprint (no words)'
 SQL
 
 	log "near-duplicate pairs: fingerprints within 12 bits, then the exact similarity of their texts"
-	echo "(fp is minhash(body); pairs come from the self-join b.fp <~> a.fp <= 12, a nested loop"
-	echo " over the simhash index; jaccard is simhash_jaccard(a.body, b.body, 'words', 5), the share"
-	echo " of word 5-grams the two texts have in common, which the removal script checks below)"
+	echo "(fp is minhash(body); the pairs come from the self-join b.fp <~> a.fp <= 12, a nested loop"
+	echo " over the simhash index; jaccard is simhash_jaccard(a.body, b.body, 'words', 5): the share"
+	echo " of word 5-grams the two texts have in common)"
 	psql_db -At -c "EXPLAIN (COSTS OFF) SELECT a.id, b.id FROM docs a JOIN docs b ON b.fp <~> a.fp <= 12 AND a.id < b.id" | sed 's/^/    /'
 	psql_db <<'SQL'
 \pset footer off
@@ -169,49 +169,66 @@ CREATE TEMP TABLE pairs AS
            round(simhash_jaccard(a.body, b.body, 'words', 5)::numeric, 3) AS jaccard
     FROM docs a JOIN docs b ON b.fp <~> a.fp <= 12 AND a.id < b.id;
 SELECT count(*) AS pairs,
-       count(*) FILTER (WHERE jaccard >= 0.5) AS "jaccard >= 0.5",
-       count(*) FILTER (WHERE jaccard < 0.5) AS "below: not copies"
+       count(*) FILTER (WHERE jaccard >= 0.8) AS "jaccard >= 0.8",
+       count(*) FILTER (WHERE jaccard >= 0.5 AND jaccard < 0.8) AS "0.5 to 0.8",
+       count(*) FILTER (WHERE jaccard < 0.5) AS "below 0.5"
 FROM pairs;
-\echo a sample: the 8 pairs farthest apart that pass, the 8 most similar that do not
+\echo Copyright files are mostly licence text: two packages under the same licence share half of
+\echo their word 5-grams or more without being copies of each other. So the removal below acts
+\echo only on pairs at 0.8 or more. A sample: the 6 least similar pairs at or above 0.8, the 6 most
+\echo and the 6 least similar between 0.5 and 0.8 (left alone):
 (SELECT x.name AS a, y.name AS b, p.bits, p.jaccard
  FROM pairs p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b
- WHERE p.jaccard >= 0.5 ORDER BY p.jaccard, p.bits DESC, x.name, y.name LIMIT 8)
+ WHERE p.jaccard >= 0.8 ORDER BY p.jaccard, p.bits DESC, x.name, y.name LIMIT 6)
 UNION ALL
 (SELECT x.name, y.name, p.bits, p.jaccard
  FROM pairs p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b
- WHERE p.jaccard < 0.5 ORDER BY p.jaccard DESC, p.bits, x.name, y.name LIMIT 8);
+ WHERE p.jaccard >= 0.5 AND p.jaccard < 0.8 ORDER BY p.jaccard DESC, p.bits, x.name, y.name LIMIT 6)
+UNION ALL
+(SELECT x.name, y.name, p.bits, p.jaccard
+ FROM pairs p JOIN docs x ON x.id = p.a JOIN docs y ON y.id = p.b
+ WHERE p.jaccard >= 0.5 AND p.jaccard < 0.8 ORDER BY p.jaccard, p.bits DESC, x.name, y.name LIMIT 6);
 SQL
 
 	log "groups: what examples/dedup.sql would remove (report mode: nothing is changed)"
-	echo "(psql -v table=docs -v radius=12 -v verify_column=body -v keep=longest -v keep_column=body"
-	echo "      -v show=name -v report_table=review -f examples/dedup.sql; each group keeps its longest"
-	echo " document; a member whose jaccard with it is below 0.5 is left alone)"
+	echo "(psql -v table=docs -v radius=12 -v verify_column=body -v verify_threshold=0.8"
+	echo "      -v keep=longest -v keep_column=body -v report_rows=0 -v report_table=review"
+	echo "      -f examples/dedup.sql: each group keeps its longest document; a candidate whose"
+	echo " jaccard with it is below 0.8 is left alone)"
 	(cd "$ROOT/examples" && psql -X -d "$DB" -v table=docs -v radius=12 -v verify_column=body \
-		-v keep=longest -v keep_column=body -v show=name -v report_rows=0 -v report_table=review \
-		-f dedup.sql 2>&1 | sed -e 's/^psql:dedup.sql:[0-9]*: //')
+		-v verify_threshold=0.8 -v keep=longest -v keep_column=body -v report_rows=0 \
+		-v report_table=review -f dedup.sql 2>&1 | sed -e 's/^psql:dedup.sql:[0-9]*: //')
 	psql_db <<'SQL'
 \pset footer off
-\echo the 20 largest groups, every member (or the first 12 and how many more); <- marks the
-\echo member least similar to the kept document
-SELECT size AS "group", kept, member, bits, jaccard, mark AS " "
-FROM (SELECT r.kept_id, count(*) OVER w AS size,
-             row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k,
-             CASE WHEN r.role = 'kept' THEN d.name ELSE '' END AS kept,
-             CASE WHEN r.role = 'kept' THEN '' ELSE d.name || CASE WHEN r.role = 'left alone' THEN ' (left alone)' ELSE '' END END AS member,
-             CASE WHEN r.role = 'kept' THEN NULL ELSE r.bits END AS bits, r.jaccard,
-             CASE WHEN r.role <> 'kept' AND r.n = min(r.n) FILTER (WHERE r.role <> 'kept') OVER w
-                  AND count(*) OVER w > 2 THEN '<-' ELSE '' END AS mark,
-             r.n
-      FROM review r JOIN docs d ON d.id = r.id
-      WINDOW w AS (PARTITION BY r.kept_id)) g
-WHERE kept_id IN (SELECT kept_id FROM review GROUP BY kept_id ORDER BY count(*) DESC, kept_id LIMIT 20)
-  AND k <= 13
-ORDER BY size DESC, kept_id, n;
-SELECT format('(%s more members of these groups not shown; every row of every group is in the table review)',
-              count(*))
-FROM (SELECT r.kept_id, row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k FROM review r
-      WHERE kept_id IN (SELECT kept_id FROM review GROUP BY kept_id ORDER BY count(*) DESC, kept_id LIMIT 20)) x
-WHERE k > 13 HAVING count(*) > 0 \g (tuples_only=on)
+\echo The 15 groups with the most duplicates: the kept document, then every duplicate (the first 10
+\echo of a larger group, and how many more), least similar first; <- marks the least similar:
+SELECT CASE WHEN g.role = 'kept' THEN g.dups::text ELSE '' END AS duplicates,
+       CASE WHEN g.role = 'kept' THEN d.name ELSE '' END AS kept,
+       CASE WHEN g.role = 'kept' THEN '' ELSE d.name END AS duplicate,
+       CASE WHEN g.role = 'kept' THEN NULL ELSE g.bits END AS bits, g.jaccard,
+       CASE WHEN g.k = 2 AND g.dups > 1 THEN '<-' ELSE '' END AS " "
+FROM (SELECT r.*, count(*) FILTER (WHERE r.role = 'duplicate') OVER (PARTITION BY r.kept_id) AS dups,
+             row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k
+      FROM review r WHERE r.role IN ('kept', 'duplicate')) g
+JOIN docs d ON d.id = g.id
+WHERE g.kept_id IN (SELECT kept_id FROM review WHERE role = 'duplicate'
+                    GROUP BY kept_id ORDER BY count(*) DESC, kept_id LIMIT 15)
+  AND g.k <= 11
+ORDER BY g.dups DESC, g.kept_id, g.k;
+SELECT format('(%s more duplicates of these groups not shown; every row of every group is in the table review)', count(*))
+FROM (SELECT r.kept_id, row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k
+      FROM review r WHERE r.role IN ('kept', 'duplicate')
+        AND r.kept_id IN (SELECT kept_id FROM review WHERE role = 'duplicate'
+                          GROUP BY kept_id ORDER BY count(*) DESC, kept_id LIMIT 15)) x
+WHERE k > 11 HAVING count(*) > 0 \g (tuples_only=on)
+\echo The least similar duplicates of all groups (what a reviewer checks first):
+SELECT k.name AS kept, d.name AS duplicate, r.bits, r.jaccard
+FROM review r JOIN docs d ON d.id = r.id JOIN docs k ON k.id = r.kept_id
+WHERE r.role = 'duplicate' ORDER BY r.jaccard, r.bits DESC, r.n LIMIT 8;
+\echo The most similar candidates verification left alone (within 12 bits, jaccard below 0.8):
+SELECT k.name AS kept, d.name AS candidate, r.bits, r.jaccard
+FROM review r JOIN docs d ON d.id = r.id JOIN docs k ON k.id = r.kept_id
+WHERE r.role = 'left alone' ORDER BY r.jaccard DESC, r.bits, r.n LIMIT 8;
 SQL
 	echo
 	if [ "${SIMHASH_DEMO_KEEP:-0}" = 1 ]; then
