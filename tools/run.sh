@@ -201,12 +201,13 @@ SQL
 	psql_db <<'SQL'
 \pset footer off
 \echo The 15 groups with the most duplicates: the kept document, then every duplicate (the first 10
-\echo of a larger group, and how many more), least similar first; <- marks the least similar:
+\echo of a larger group, and how many more), least similar first; <- marks the least similar
+\echo when its jaccard is below 1:
 SELECT CASE WHEN g.role = 'kept' THEN g.dups::text ELSE '' END AS duplicates,
        CASE WHEN g.role = 'kept' THEN d.name ELSE '' END AS kept,
        CASE WHEN g.role = 'kept' THEN '' ELSE d.name END AS duplicate,
        CASE WHEN g.role = 'kept' THEN NULL ELSE g.bits END AS bits, g.jaccard,
-       CASE WHEN g.k = 2 AND g.dups > 1 THEN '<-' ELSE '' END AS " "
+       CASE WHEN g.k = 2 AND g.dups > 1 AND g.jaccard < 1 THEN '<-' ELSE '' END AS " "
 FROM (SELECT r.*, count(*) FILTER (WHERE r.role = 'duplicate') OVER (PARTITION BY r.kept_id) AS dups,
              row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k
       FROM review r WHERE r.role IN ('kept', 'duplicate')) g
