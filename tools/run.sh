@@ -236,7 +236,7 @@ SQL
 		trap - EXIT
 		echo "The demo's server keeps running (SIMHASH_DEMO_KEEP=1). Try the scripts on its table:"
 		echo "  cd $ROOT && psql -h $RUN_DIR -p $PORT -U postgres -d $DB -v table=docs -v radius=12 \\"
-		echo "      -v verify_column=body -v show=name -f examples/dedup.sql"
+		echo "      -v verify_column=body -v verify_threshold=0.8 -v show=name -f examples/dedup.sql"
 		echo "Stop it with:"
 		echo "  runuser -u postgres -- $PGBIN/pg_ctl -D $RUN_DIR/data stop"
 	else
