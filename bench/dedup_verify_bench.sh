@@ -45,7 +45,7 @@ CREATE UNLOGGED TABLE dvb_docs (id bigint PRIMARY KEY, body text NOT NULL, fp si
 INSERT INTO dvb_docs (id, body)
 SELECT i, (SELECT string_agg(substr(md5(k::text), 1, 3 + k % 6), ' ' ORDER BY j)
            FROM generate_series(1, 150) j,
-                LATERAL (SELECT ((hashint8extended(i * 1000 + j, 1) & 65535) % 5000)::int AS k) kk)
+                LATERAL (SELECT ((hashint8extended(i::bigint * 1000 + j, 1) & 65535) % 5000)::int AS k) kk)
 FROM generate_series(1, ($ROWS * 9) / 10) i;
 INSERT INTO dvb_docs (id, body)
 SELECT i, (SELECT array_to_string(ARRAY(

@@ -561,6 +561,7 @@ extern void mih_knn_end(MihKnn *k);
 
 /* ---- mih_probe.c: the probe arithmetic of the scan and the estimates ---- */
 extern double mih_probes_per_table(int blockbits, int s);
+extern void mih_table_radii(const uint64 *masks, int m, int radius, int *radii);
 extern uint64 *mih_table_probes(SimHash q, uint64 mask, int s, int *n);
 /* the values exactly s bits from a block, enumerated a chunk at a time (mih_probe.c) */
 typedef struct MihProbeIter

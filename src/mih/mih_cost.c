@@ -3,8 +3,8 @@
  *		Cost estimates for radius and nearest-neighbour searches.
  *
  * Cost follows the structure: for each run and each of the m tables, one
- * B+tree descent per probe value (all values within s = r / m bits of the
- * query's block), the leaf entries holding those values, and the pending
+ * B+tree descent per probe value (all values within s_j bits of the
+ * query's block j, s_j from mih_table_radii), the leaf entries holding those values, and the pending
  * list read whole. When the probes would outnumber MIH_MAX_PROBES the scan
  * reads table 0 whole, and so does the estimate.
  * Selectivity comes from src/selectivity.c.

@@ -89,6 +89,41 @@ mih_table_probes(SimHash q, uint64 mask, int s, int *n)
 }
 
 /*
+ * The radius each table is probed at for a search of radius r over m
+ * disjoint blocks that cover the fingerprint. With r = q m + a (0 <= a < m),
+ * a + 1 tables are probed at q bits and the other m - a - 1 at q - 1 (the
+ * refinement of the pigeonhole in Norouzi, Punjani and Fleet, "Fast Exact
+ * Search in Hamming Space with Multi-Index Hashing", section 4): a row that
+ * differs from the query by more in every table differs by at least
+ * (a + 1)(q + 1) + (m - a - 1) q = r + 1 bits in all. A table at -1 is not
+ * probed at all. The larger radius goes to the tables with the fewest bits
+ * (fewest probes), ties to the lower table; the scan, its check of which
+ * table reports a match, and the cost estimate all take the radii from here.
+ * At r = 12 with 4 blocks of 16 bits this probes 697 + 3 x 137 values
+ * instead of 4 x 697.
+ */
+void
+mih_table_radii(const uint64 *masks, int m, int radius, int *radii)
+{
+	int			q = Max(radius, 0) / m;
+	int			a = Max(radius, 0) % m;
+	bool		given[MIH_MAX_BLOCKS] = {false};
+
+	for (int j = 0; j < m; j++)
+		radii[j] = q - 1;
+	for (int k = 0; k <= a; k++)
+	{
+		int			best = -1;
+
+		for (int j = 0; j < m; j++)
+			if (!given[j] && (best < 0 || pg_popcount64(masks[j]) < pg_popcount64(masks[best])))
+				best = j;
+		given[best] = true;
+		radii[best] = q;
+	}
+}
+
+/*
  * Pages a search of radius r reads by probing, and by reading table 0 of
  * every run whole instead. The scan probes only while that is cheaper (and
  * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
@@ -99,12 +134,14 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 				 double *full_pages, double *probe_entries, bool *fullscan)
 {
 	int			m = Max(meta->nblocks, 1);
-	int			s = Max(radius, 0) / m;
+	int			radii[MIH_MAX_BLOCKS];
 	double		maxprobes = 0;
 
+	mih_table_radii(meta->masks, m, radius, radii);
 	*probe_pages = *full_pages = *probe_entries = 0;
 	for (int j = 0; j < m; j++)
-		maxprobes = Max(maxprobes, mih_probes_per_table(pg_popcount64(meta->masks[j]), s));
+		if (radii[j] >= 0)
+			maxprobes = Max(maxprobes, mih_probes_per_table(pg_popcount64(meta->masks[j]), radii[j]));
 	for (int r = 0; r < meta->nruns; r++)
 	{
 		double		n = Max(meta->run_entries[r], 1);
@@ -117,11 +154,12 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 		for (int j = 0; j < m; j++)
 		{
 			int			bits = pg_popcount64(meta->masks[j]);
-			double		probes = mih_probes_per_table(bits, s);
+			double		probes;
 			double		perprobe = n / pow(2.0, bits);
 
-			if (!(tables & (1 << j)))
+			if (!(tables & (1 << j)) || radii[j] < 0)
 				continue;
+			probes = mih_probes_per_table(bits, radii[j]);
 
 			*probe_pages += probes * (height + 1 + perprobe / MIH_ENTRIES_PER_PAGE);
 			*probe_entries += probes * perprobe;

@@ -8,7 +8,8 @@
  * remains (mih_recycle.c), so a scan holds no lock or pin that maintenance
  * would have to wait for. It visits pages one at a time: the pending pages,
  * then, for every run and table j, the leaves holding each probe value
- * (every value within s = floor(r / m) bits of the query's block j), in
+ * (every value within s_j bits of the query's block j: floor(r / m) or one
+ * less, mih_table_radii), in
  * increasing order so consecutive probes often share a leaf. Candidates
  * are checked in full inside the index, and the matches of a page are
  * copied out. Like nbtree, a scan with an MVCC snapshot then drops the
@@ -45,7 +46,8 @@ typedef struct MihScanOpaqueData
 	/* the ball probed: the one with the smallest radius */
 	SimHash		q;
 	int			r;
-	int			s;				/* bits per block allowed: r / m */
+	int			s[MIH_MAX_BLOCKS];	/* bits each table's block may differ by
+									 * (mih_table_radii); -1: not probed */
 	bool		fullscan;		/* too many probes: read table 0 whole */
 
 	/* the index as the scan saw it at its start */
@@ -251,7 +253,8 @@ start_scan(Relation index, MihScanOpaque so)
 		mih_require_null_entries(index, meta);
 		so->q = 0;
 		so->r = SIMHASH_BITS;
-		so->s = 0;
+		for (int j = 0; j < so->nblocks; j++)
+			so->s[j] = 0;
 		so->fullscan = true;
 	}
 	else
@@ -265,7 +268,7 @@ start_scan(Relation index, MihScanOpaque so)
 				best = i;
 		so->q = so->centers[best];
 		so->r = so->radii[best];
-		so->s = so->r / so->nblocks;
+		mih_table_radii(so->masks, so->nblocks, so->r, so->s);
 		mih_search_pages(meta, so->r, &probe_pages, &full_pages, &probe_entries,
 						 &so->fullscan);
 	}
@@ -276,7 +279,10 @@ start_scan(Relation index, MihScanOpaque so)
 	{
 		for (int j = 0; j < so->nblocks; j++)
 		{
-			so->probes[j] = mih_table_probes(so->q, so->masks[j], so->s, &so->nprobes[j]);
+			if (so->s[j] >= 0)
+				so->probes[j] = mih_table_probes(so->q, so->masks[j], so->s[j], &so->nprobes[j]);
+			else
+				so->nprobes[j] = 0;	/* not probed: another table reports its matches */
 		}
 	}
 	MemoryContextSwitchTo(old);
@@ -297,7 +303,7 @@ matches(MihScanOpaque so, SimHash fp)
 
 /*
  * Would a table before j have reported this match? Then table j must not.
- * The first table whose block is within s bits of the query reports it.
+ * The first table whose block is within its radius of the query reports it.
  */
 static inline bool
 reported_earlier(MihScanOpaque so, SimHash fp, int j)
@@ -305,7 +311,7 @@ reported_earlier(MihScanOpaque so, SimHash fp, int j)
 	uint64		diff = fp ^ so->q;
 
 	for (int k = 0; k < j; k++)
-		if (pg_popcount64(diff & so->masks[k]) <= so->s)
+		if (pg_popcount64(diff & so->masks[k]) <= so->s[k])
 			return true;
 	return false;
 }
@@ -326,7 +332,7 @@ next_table(Relation index, MihScanOpaque so)
 		{
 			/* the next table of this run */
 			while (!so->fullscan && ++so->table < so->nblocks)
-				if (so->run_tables[so->run] & (1 << so->table))
+				if ((so->run_tables[so->run] & (1 << so->table)) && so->nprobes[so->table] > 0)
 				{
 					so->probe = 0;
 					so->leaf = InvalidBlockNumber;
