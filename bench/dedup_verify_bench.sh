@@ -11,7 +11,7 @@
 # Data: ROWS documents of 150 words (about 1 kB) drawn from 5,000 pseudo-words; 10% of them are
 # copies of another document with 3 of the 150 words replaced (Jaccard of word pairs about
 # 0.92, of word 5-grams about 0.85), fingerprinted with minhash(body). Then examples/dedup.sql in
-# report mode at radius 8,
+# report mode at radius 8 (report_rows=0: the summary line, not the list of every row),
 # without and with verify_column=body (threshold 0.5), each timed end to end by psql, and the
 # candidates and rejections the summary line reports; then the verification step alone (every
 # candidate row's text against its kept row's, timed by psql): its time per candidate is what
