@@ -80,8 +80,10 @@ sh_minhash_hashes(void *arg, const uint64 *hashes, int n)
 		int			bin = (int) (h >> MH_BIN_SHIFT);
 		uint64		v = h & MH_VALUE_MASK;
 
-		if (v < mh->min[bin])
-			mh->min[bin] = v;
+		uint64		m = mh->min[bin];
+
+		/* no branch: whether v is a new minimum is a coin toss early on */
+		mh->min[bin] = (v < m) ? v : m;
 	}
 }
 

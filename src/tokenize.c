@@ -726,70 +726,122 @@ hash_token_groups(ShTokenizer *t, const char *folded, const ChunkTokens *ct)
 										TOKEN_LEN(ct->list[g][k])));
 }
 
-/* Hash the n-grams at buf + start[k] of len[k] bytes for the hash sink. */
+/*
+ * Hash the n-grams at buf + start[k] of len[k] bytes for the hash sink, into
+ * a local array handed over in one call: counting them into t->hashes one
+ * by one chained every hash to the store of the count before it.
+ */
 HASH_LOOP static void
 hash_ngrams(ShTokenizer *t, const char *buf, const size_t *start,
 			const size_t *len, int count)
 {
+	uint64		hashes[ASCII_CHUNK / 2];
+
+	Assert(count <= ASCII_CHUNK / 2);
+	if (count == 0)
+		return;
 	for (int k = 0; k < count; k++)
-		add_hash(t, sh_hash_feature(buf + start[k], len[k]));
+		hashes[k] = sh_hash_feature(buf + start[k], len[k]);
+	flush_hashes(t);			/* those before, in order */
+	t->hashfn(t->arg, hashes, count);
 }
 
 /*
- * Word n-grams: the tokens of a chunk go into the window buffer first, then
- * they are added (see window_next) and the n-grams they complete are passed
- * on.
+ * Word n-grams: the tokens of a chunk are written to the window buffer
+ * first, then the n-grams they complete are found and passed on. Where each
+ * n-gram starts is read from a local array of item starts (the window's last
+ * n - 1 items, then the chunk's), not the window's ring, which is rewritten
+ * once at the end: updating the ring in memory token by token made each
+ * token wait for the store of the one before.
  */
 static void
 window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int ntokens)
 {
 	ShWindow   *w = &t->win;
-	size_t		need = 0;
-	size_t		pos;
+	int			n = t->n;
+	int			before;			/* items of the window that start n-grams here */
+	int			nitems;
+	int			count;
+	size_t		need;
+	size_t		len;
+	char	   *buf;
 	bool		join = (w->count > 0);
+	size_t		item_start[SH_MAX_NGRAM + ASCII_CHUNK / 2];
 	size_t		ngram_start[ASCII_CHUNK / 2];
 	size_t		ngram_len[ASCII_CHUNK / 2];
 	int			nngrams = 0;
 
-	for (int k = 0; k < ntokens; k++)
-		need += TOKEN_LEN(tokens[k]) + 1;
-	/* short tokens are copied as 16 bytes (folded has room to read them) */
+	if (ntokens == 0)
+		return;
+	/*
+	 * Each token and the space before it: no more than the chunk's bytes from
+	 * the first token's start to the last one's end, plus one. Short tokens
+	 * are copied as 16 bytes (folded has room to read them).
+	 */
+	need = TOKEN_START(tokens[ntokens - 1]) + TOKEN_LEN(tokens[ntokens - 1]) -
+		TOKEN_START(tokens[0]) + 1;
 	window_reserve(t, need + 16);
-	pos = w->len;
+
+	/* the window's last n - 1 items, oldest first (after any compaction) */
+	before = Min(w->count, n - 1);
+	for (int i = 0; i < before; i++)
+	{
+		int			slot = w->head - before + i;
+
+		if (slot < 0)
+			slot += n;
+		item_start[i] = w->start[slot];
+	}
+
+	buf = w->buf;
+	len = w->len;
 	for (int k = 0; k < ntokens; k++)
 	{
 		const char *src = folded + TOKEN_START(tokens[k]);
-		size_t		len = TOKEN_LEN(tokens[k]);
+		size_t		toklen = TOKEN_LEN(tokens[k]);
 
 		if (join || k > 0)
-			w->buf[w->len++] = ' ';
-		if (len <= 16)
-			memcpy(w->buf + w->len, src, 16);
+			buf[len++] = ' ';
+		item_start[before + k] = len;
+		if (toklen <= 16)
+			memcpy(buf + len, src, 16);
 		else
-			memcpy(w->buf + w->len, src, len);
-		w->len += len;
+			memcpy(buf + len, src, toklen);
+		len += toklen;
 	}
+	Assert(len <= w->len + need);
+	w->len = len;
+
+	/* token k completes the n-gram of items before + k - (n - 1) .. before + k */
 	for (int k = 0; k < ntokens; k++)
 	{
-		size_t		ngram;
+		int			first = before + k - (n - 1);
 
-		if (join || k > 0)
-			pos++;
-		ngram = window_next(t, pos);
-		pos += TOKEN_LEN(tokens[k]);
-		if (ngram != NO_NGRAM)
+		if (first >= 0)
 		{
-			ngram_start[nngrams] = ngram;
-			ngram_len[nngrams++] = pos - ngram;
+			size_t		end = item_start[before + k] + TOKEN_LEN(tokens[k]);
+
+			ngram_start[nngrams] = item_start[first];
+			ngram_len[nngrams++] = end - item_start[first];
 		}
 	}
+
+	/* the ring: the last n items (or all, fewer), oldest in slot 0 */
+	nitems = before + ntokens;
+	count = Min(w->count + ntokens, n);
+	Assert(count == Min(nitems, n));
+	for (int i = 0; i < count; i++)
+		w->start[i] = item_start[nitems - count + i];
+	w->head = (count == n) ? 0 : count;
+	w->count = count;
+
 	if (t->emit)
 	{
 		for (int k = 0; k < nngrams; k++)
-			emit_feature(t, w->buf + ngram_start[k], ngram_len[k]);
+			emit_feature(t, buf + ngram_start[k], ngram_len[k]);
 	}
 	else
-		hash_ngrams(t, w->buf, ngram_start, ngram_len, nngrams);
+		hash_ngrams(t, buf, ngram_start, ngram_len, nngrams);
 }
 
 /* Clear the bits from..to - 1 of the masks. */
