@@ -227,7 +227,10 @@ TMPFILES+=("$SQLFILE" "$OUTFILE")
 
 # the library the server loads, when it is on this machine: say which build was measured,
 # and notice a `make install` during the run (the session keeps the library it loaded first)
-LIB="$(pg_config --pkglibdir 2>/dev/null || echo /nonexistent)/simhash.so"
+# (the pg_config of PG_BINDIR, the server's, before the one on PATH)
+PGCONFIG=pg_config
+[ -x "$PG_BINDIR/pg_config" ] && PGCONFIG=$PG_BINDIR/pg_config
+LIB="$("$PGCONFIG" --pkglibdir 2>/dev/null || echo /nonexistent)/simhash.so"
 lib_id() { [ -f "$LIB" ] && echo "$(date -u -r "$LIB" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIB" | cut -c1-12)"; }
 LIB_BEFORE=$(lib_id || true)
 

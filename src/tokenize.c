@@ -747,8 +747,9 @@ hash_ngrams(ShTokenizer *t, const char *buf, const size_t *start,
 }
 
 /*
- * Word n-grams: the tokens of a chunk are written to the window buffer
- * first, then the n-grams they complete are found and passed on. Where each
+ * Word n-grams: the tokens of a chunk are written to the window buffer,
+ * noting the n-gram each completes, and only then are the n-grams hashed or
+ * emitted (hashing bytes just stored would wait for the stores). Where each
  * n-gram starts is read from a local array of item starts (the window's last
  * n - 1 items, then the chunk's), not the window's ring, which is rewritten
  * once at the end: updating the ring in memory token by token made each
@@ -800,6 +801,8 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 		const char *src = folded + TOKEN_START(tokens[k]);
 		size_t		toklen = TOKEN_LEN(tokens[k]);
 
+		int			first = before + k - (n - 1);
+
 		if (join || k > 0)
 			buf[len++] = ' ';
 		item_start[before + k] = len;
@@ -808,23 +811,16 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 		else
 			memcpy(buf + len, src, toklen);
 		len += toklen;
+
+		/* the n-gram it completes: items first .. before + k */
+		if (first >= 0)
+		{
+			ngram_start[nngrams] = item_start[first];
+			ngram_len[nngrams++] = len - item_start[first];
+		}
 	}
 	Assert(len <= w->len + need);
 	w->len = len;
-
-	/* token k completes the n-gram of items before + k - (n - 1) .. before + k */
-	for (int k = 0; k < ntokens; k++)
-	{
-		int			first = before + k - (n - 1);
-
-		if (first >= 0)
-		{
-			size_t		end = item_start[before + k] + TOKEN_LEN(tokens[k]);
-
-			ngram_start[nngrams] = item_start[first];
-			ngram_len[nngrams++] = end - item_start[first];
-		}
-	}
 
 	/* the ring: the last n items (or all, fewer), oldest in slot 0 */
 	nitems = before + ntokens;
