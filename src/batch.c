@@ -165,7 +165,7 @@ batch_brute(BatchCtx *ctx, const uint64 *items, uint32 n, const BatchSkip *skip)
 		{
 			uint32		b = batch_index(items[j]);
 			uint64		x = fa ^ fps[b];
-			int			d = pg_popcount64(x);
+			int			d = sh_popcount64(x);
 
 			if (d <= radius && !batch_skipped(x, skip))
 			{
@@ -265,7 +265,7 @@ batch_enumerate(BatchCtx *ctx, uint64 *items, uint32 n, uint64 active,
 		for (uint32 i = 1; i < n; i++)
 			varying |= ctx->fps[batch_index(items[i])] ^ f0;
 		active &= varying;
-		w = pg_popcount64(active);
+		w = sh_popcount64(active);
 	}
 	m = (n > BATCH_BRUTE_MAX) ? batch_choose_blocks((double) n, w, radius) : 0;
 	if (m == 0)

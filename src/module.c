@@ -1,6 +1,6 @@
 /*
  * module.c
- *		Loading the library: the configuration parameters (GUCs).
+ *		Loading the library: the configuration parameters (GUCs) and the CPU check of sh_popcount64.
  */
 #include "simhash.h"
 
@@ -10,6 +10,13 @@
 #include "utils/guc.h"
 
 #include "mih/mih.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
+/* see sh_popcount64 */
+bool		sh_cpu_has_popcnt = false;
+#endif
 
 PG_MODULE_MAGIC;
 
@@ -55,6 +62,17 @@ sh_test_pause(int fault)
 void
 _PG_init(void)
 {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	{
+		unsigned int eax,
+					ebx,
+					ecx,
+					edx;
+
+		if (__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+			sh_cpu_has_popcnt = (ecx & bit_POPCNT) != 0;
+	}
+#endif
 	DefineCustomIntVariable("simhash.progress_interval",
 							"Interval between progress reports of long grouping runs.",
 							"simhash_component() and simhash_leader() send a NOTICE "

@@ -29,11 +29,37 @@ typedef uint64 SimHash;
  */
 #define SH_RECOMMENDED_RADIUS 8
 
+/*
+ * Population count. PostgreSQL's pg_popcount64 is a call through a function
+ * pointer on x86-64 (the server is built for CPUs without POPCNT), which the
+ * index's inner loops pay for every entry: a kNN query at 10M rows counted
+ * 1.25M times through it. Here the instruction is inlined when the CPU has it
+ * (checked once, in _PG_init), as PostgreSQL checks it, with cpuid.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+extern bool sh_cpu_has_popcnt;
+
+static inline int
+sh_popcount64(uint64 x)
+{
+	if (likely(sh_cpu_has_popcnt))
+	{
+		uint64		r;
+
+		__asm__("popcntq %1, %0" : "=r"(r) : "rm"(x) : "cc");
+		return (int) r;
+	}
+	return pg_popcount64(x);
+}
+#else
+#define sh_popcount64(x) pg_popcount64(x)
+#endif
+
 /* Hamming distance between two fingerprints: 0..64. */
 static inline int
 simhash_hamming(SimHash a, SimHash b)
 {
-	return pg_popcount64(a ^ b);
+	return sh_popcount64(a ^ b);
 }
 
 /* distance.c */

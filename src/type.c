@@ -261,5 +261,5 @@ PG_FUNCTION_INFO_V1(simhash_bit_count);
 Datum
 simhash_bit_count(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT32(pg_popcount64(PG_GETARG_SIMHASH(0)));
+	PG_RETURN_INT32(sh_popcount64(PG_GETARG_SIMHASH(0)));
 }

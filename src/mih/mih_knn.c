@@ -152,7 +152,7 @@ min_block_distance(const MihKnn *k, SimHash fp, int *table)
 
 	for (int j = 0; j < k->nblocks; j++)
 	{
-		int			d = pg_popcount64(diff & k->masks[j]);
+		int			d = sh_popcount64(diff & k->masks[j]);
 
 		if (d < best)
 		{

@@ -311,7 +311,7 @@ reported_earlier(MihScanOpaque so, SimHash fp, int j)
 	uint64		diff = fp ^ so->q;
 
 	for (int k = 0; k < j; k++)
-		if (pg_popcount64(diff & so->masks[k]) <= so->s[k])
+		if (sh_popcount64(diff & so->masks[k]) <= so->s[k])
 			return true;
 	return false;
 }
