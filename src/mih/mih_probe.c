@@ -210,34 +210,3 @@ mih_probe_iter_next(MihProbeIter *it, uint64 *out, int max)
 	return n;
 }
 
-/*
- * Match sorted probe values, from vals[*p] on, against one leaf of a table
- * (its entries sorted by the table's block): the entries whose block equals
- * a value go to visit(), and *p advances past each value done. Returns why
- * it stopped: MIH_LEAF_END, the leaf ended (vals[*p] may go on in the next
- * leaf); MIH_PROBES_END, every value is done; MIH_LEAF_DESCEND, the next
- * value lies past this leaf (descend from the root for it). The one copy of
- * this loop for radius scans (mih_scan.c) and nearest-neighbour search
- * (mih_knn.c).
- */
-MihLeafStep
-mih_probe_leaf(const MihEntry *entries, int n, uint64 mask, const uint64 *vals, int nvals,
-			   int *p, MihLeafVisit visit, void *arg)
-{
-	int			pos = 0;
-
-	for (;;)
-	{
-		uint64		v = vals[*p];
-
-		pos = mih_lower_bound(entries, pos, n, mask, v);
-		for (; pos < n && (mih_entry_fp(&entries[pos]) & mask) == v; pos++)
-			visit(arg, &entries[pos]);
-		if (pos == n)
-			return MIH_LEAF_END;
-		if (++*p >= nvals)
-			return MIH_PROBES_END;
-		if ((mih_entry_fp(&entries[n - 1]) & mask) < vals[*p])
-			return MIH_LEAF_DESCEND;
-	}
-}
