@@ -88,6 +88,8 @@
 #   BENCH_PASSES=3             rounds; each query's fastest run counts
 #   BENCH_DATASETS="uniform skewed"
 #   BENCH_INSERT_BASE=1000000 BENCH_INSERT_ROWS=200000 BENCH_INSERT_BATCH=10000
+#   BENCH_INDEX_WITH=          storage parameters of the data sets' indexes, e.g. "blocks = 3"
+#                              (the insert part keeps the defaults)
 #   BENCH_MWM=2GB BENCH_WORK_MEM=64MB   maintenance_work_mem, work_mem
 #   BENCH_NOTE=                a line for the header (e.g. which build was installed where)
 #   BENCH_RAW=                 a file to copy every raw figure to (tab separated)
@@ -98,6 +100,7 @@ NQ=${BENCH_QUERIES:-200}
 KQ=${BENCH_K_QUERIES:-$NQ}
 SEQ_Q=${BENCH_SEQ_QUERIES:-}
 PASSES=${BENCH_PASSES:-3}
+INDEX_WITH=${BENCH_INDEX_WITH:+ WITH ($BENCH_INDEX_WITH)}
 DATASETS=${BENCH_DATASETS:-uniform skewed}
 INS_BASE=${BENCH_INSERT_BASE:-1000000}
 INS_ROWS=${BENCH_INSERT_ROWS:-200000}
@@ -417,7 +420,7 @@ knn_bench() {	# ds n
 	gen_table "$ds" "$n" "$t" >/dev/null
 	gen_queries "$ds" "$n" >/dev/null
 	log "$ds $n: CREATE INDEX"
-	out=$(timed_build "${t}_fp" "CREATE INDEX ${t}_fp ON $t USING simhash (fp)")
+	out=$(timed_build "${t}_fp" "CREATE INDEX ${t}_fp ON $t USING simhash (fp)$INDEX_WITH")
 	printf 'build\t%s\t%s\t%s\t%s\n' "$ds" "$n" "$out" "$(psql_t -c "SELECT pg_relation_size('$t')")" >>"$RES"
 	psql_b -c "ANALYZE $t" >/dev/null
 	if [ "$PREWARM" = 1 ]; then
@@ -500,7 +503,7 @@ SQL
 # the report (reads $RES)
 # ---------------------------------------------------------------------------
 report() {	# header | "ds n" | inserts | final
-	BENCH_RES=$RES BENCH_WHAT=$1 BENCH_PASSES=$PASSES BENCH_INS_BATCH=$INS_BATCH BENCH_INS_BASE=$INS_BASE \
+	INDEX_WITH=$INDEX_WITH BENCH_RES=$RES BENCH_WHAT=$1 BENCH_PASSES=$PASSES BENCH_INS_BATCH=$INS_BATCH BENCH_INS_BASE=$INS_BASE \
 	python3 - <<'PY'
 import os, sys
 from collections import defaultdict
@@ -626,7 +629,7 @@ def print_set(ds, n):
     print(f"== {ds}, {n:,} rows ==")
     b = builds.get((ds, n))
     if b:
-        print(f"CREATE INDEX USING simhash (fp): {b[0] / 1000:.1f} s, index {b[1] / 1e6:.1f} MB, table {b[2] / 1e6:.1f} MB")
+        print(f"CREATE INDEX USING simhash (fp){os.environ.get('INDEX_WITH', '')}: {b[0] / 1000:.1f} s, index {b[1] / 1e6:.1f} MB, table {b[2] / 1e6:.1f} MB")
     for w in warns:
         if (w[0], w[1]) == (ds, n):
             print("WARNING: " + w[2])
