@@ -670,8 +670,68 @@ def build_sotu_full(sotu, docs, pairs, rnd):
             jac = jaccard(sh[i], shingles(t))
             stats[("part", p)].append(jac)
             pairs.append(("sotu-full", "part", p, ids[i], len(docs) - 1, "lenpos", jac))
+    real_edits(words, sh, ids, picks, docs, pairs, random.Random(SEED + 8), stats)
     log("sotu-full: %d addresses drawn for length-mismatched pairs: %s" % (len(picks), "; ".join(
         "%s%d J %.3f-%.3f" % (op, r, min(v), max(v)) for (op, r), v in sorted(stats.items()))))
+
+
+# Edits people make to whole documents (issue 23, item 4), on the same drawn addresses, as
+# lenpos groups of sotu-full:
+#   bp<f>      the address with a boilerplate block of f% of its words added, at the top or the
+#              bottom (a licence header or a site's navigation and footer: here the start of
+#              Debian's GPL-3, GPL-2 and LGPL-3 texts, the same block for every address)
+#   bpswap<f>  the address with block A of f% at one end against itself with block B (Apache-2.0,
+#              MPL-2.0, GFDL-1.3) of the same length there: the same article on two sites
+#   reord<r>   the address against itself with r% of its sentences moved (drawn and shuffled
+#              among their own places)
+# Their own random stream (SEED + 8), so the app/part groups stay as they were.
+BP_RATES = [5, 15, 30]
+REORDER_RATES = [10, 50, 100]
+BP_A = ["GPL-3", "GPL-2", "LGPL-3"]
+BP_B = ["Apache-2.0", "MPL-2.0", "GFDL-1.3"]
+SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+
+
+def boilerplate(names, k):
+    words = []
+    for n in names:
+        with open(os.path.join("/usr/share/common-licenses", n), encoding="utf-8") as fh:
+            words.extend(fh.read().split())
+    while len(words) < k:
+        words = words + words
+    return words[:k]
+
+
+def real_edits(words, sh, ids, picks, docs, pairs, rnd, stats):
+    def add(t, a_id, op, rate, jac):
+        docs.append(("sotu-full", t))
+        pairs.append(("sotu-full", op, rate, a_id, len(docs) - 1, "lenpos", jac))
+        stats[(op, rate)].append(jac)
+
+    for i in picks:
+        w = words[i]
+        text = " ".join(w)
+        for f in BP_RATES:
+            k = max(1, round(f / 100.0 * len(w)))
+            a = " ".join(boilerplate(BP_A, k))
+            b = " ".join(boilerplate(BP_B, k))
+            top = rnd.random() < 0.5
+            ta = (a + "\n\n" + text) if top else (text + "\n\n" + a)
+            tb = (b + "\n\n" + text) if top else (text + "\n\n" + b)
+            add(ta, ids[i], "bp", f, jaccard(sh[i], shingles(ta)))
+            a_id = len(docs) - 1
+            add(tb, a_id, "bpswap", f, jaccard(shingles(ta), shingles(tb)))
+        sentences = SENTENCE_RE.split(text)
+        for r in REORDER_RATES:
+            k = max(2, round(r / 100.0 * len(sentences)))
+            at = sorted(rnd.sample(range(len(sentences)), min(k, len(sentences))))
+            moved = [sentences[x] for x in at]
+            rnd.shuffle(moved)
+            out = list(sentences)
+            for x, m in zip(at, moved):
+                out[x] = m
+            t = " ".join(out)
+            add(t, ids[i], "reord", r, jaccard(sh[i], shingles(t)))
 
 
 # ---------------------------------------------------------------------------

@@ -48,7 +48,11 @@
 #   sotu-full   the ~230 State of the Union addresses whole (very different lengths, one genre),
 #               all pairs labelled the same way; plus lenpos: 100 addresses, each against
 #               itself with 10/25/50/100/300% more words appended (app) and against a
-#               contiguous 90/75/50/25/10% of it (part), with exact Jaccard
+#               contiguous 90/75/50/25/10% of it (part), with exact Jaccard; and edits
+#               people make to whole documents: a boilerplate block (the start of Debian's
+#               GPL texts) of 5/15/30% of the words added at one end (bp), that block
+#               against another one of the same length (Apache/MPL/GFDL: bpswap), and
+#               10/50/100% of the sentences moved (reord)
 #   manpages    the English man pages of Debian manpages + manpages-dev (~1,100 pages),
 #               roff stripped, all pairs labelled the same way
 #   long-set figures  at each t: the pairs within t, all-pairs precision = the share of them

@@ -461,7 +461,9 @@ for s in present_long:
         print()
         print("[%s] length-mismatched copies (lenpos): app<f>: an address and itself with f%% more words "
               "appended (a contiguous run of other addresses); part<p>: an address and a contiguous p%% "
-              "of it. Exact Jaccard of each group is in the build log above." % s)
+              "of it; bp<f>: f%% boilerplate added at one end; bpswap<f>: that block against another of the "
+              "same length; reord<r>: r%% of its sentences moved (build_sets.py, real_edits). Exact "
+              "Jaccard of each group is in the build log above." % s)
         for t0 in (4, 6, 8, 10, 12, 14):
             rows = []
             for m in ms:
