@@ -26,6 +26,16 @@
 #define SH_SMGR_LOCATOR(smgr)	(&(smgr)->smgr_rnode.node)
 #endif
 
+/* 16: a relation's file number */
+#if PG_VERSION_NUM >= 160000
+#define SH_REL_FILENUMBER(rel)	((rel)->rd_locator.relNumber)
+#define SH_REL_LOCATOR(rel)		((rel)->rd_locator)
+#else
+typedef Oid RelFileNumber;
+#define SH_REL_FILENUMBER(rel)	((rel)->rd_node.relNode)
+#define SH_REL_LOCATOR(rel)		((rel)->rd_node)
+#endif
+
 /* 16: ownership checks take the catalog */
 #include "utils/acl.h"
 #if PG_VERSION_NUM >= 160000

@@ -103,5 +103,17 @@ _PG_init(void)
 							 SH_FAULT_NONE, test_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("simhash.index_cache_size",
+							"Memory each backend may keep of simhash indexes' runs between scans.",
+							"Run headers, leaf directories and, for small runs, filters of "
+							"the block values they hold, so radius searches (and the "
+							"near-duplicate constraint's checks) read fewer pages. "
+							"0 turns the cache off.",
+							&mih_cache_size_kb,
+							8192, 0, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	mih_cache_init();
 	MarkGUCPrefixReserved("simhash");
 }

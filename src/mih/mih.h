@@ -499,18 +499,84 @@ typedef struct MihLeafIter
 	MihEntry   *entries;		/* copy of the current leaf's entries */
 } MihLeafIter;
 
-/* First position in entries[from..n) whose masked key is >= v. */
+static inline uint64
+mih_entry_key(const MihEntry *e, uint64 mask)
+{
+	return mih_entry_fp(e) & mask;
+}
+
+/*
+ * First position in entries[from..n) whose masked key is >= v.
+ *
+ * An interpolation guess, then a gallop and a binary search around it: a
+ * leaf is 8 kB of entries, and a plain binary search touched about eight
+ * cache lines of it, each a miss when the index is larger than the CPU's
+ * caches (the near-duplicate constraint's check reads a few leaves of a
+ * large run per insert). Block values are close to uniform, so the guess is
+ * usually a line or two away; skewed values cost at most twice the binary
+ * search's steps.
+ */
 static inline int
 mih_lower_bound(const MihEntry *entries, int from, int n, uint64 mask, uint64 v)
 {
-	int			lo = from,
-				hi = n;
+	int			lo,
+				hi;
 
+	if (n - from > 16)
+	{
+		uint64		first = mih_entry_key(&entries[from], mask);
+		uint64		last = mih_entry_key(&entries[n - 1], mask);
+		int			guess;
+		int			step = 1;
+
+		if (v <= first)
+			return from;
+		if (v > last)
+			return n;
+		/* first < v <= last: the answer lies in (from, n - 1] */
+		guess = from + (int) ((double) (v - first) / (double) (last - first) * (n - 1 - from));
+		guess = Max(guess, from + 1);
+		guess = Min(guess, n - 1);
+		if (mih_entry_key(&entries[guess], mask) < v)
+		{
+			/* the answer is after guess: gallop up to a key >= v */
+			lo = guess + 1;
+			hi = guess + step;
+			while (hi < n - 1 && mih_entry_key(&entries[hi], mask) < v)
+			{
+				lo = hi + 1;
+				step *= 2;
+				hi = Min(guess + step, n - 1);
+			}
+			hi = Min(hi, n - 1);
+		}
+		else
+		{
+			/* the answer is guess or before: gallop down to a key < v */
+			hi = guess;
+			lo = guess - step;
+			while (lo > from && mih_entry_key(&entries[lo], mask) >= v)
+			{
+				hi = lo;
+				step *= 2;
+				lo = Max(guess - step, from);
+			}
+			lo = Max(lo, from) + 1;
+			if (lo > hi)
+				lo = hi;
+		}
+		/* now entries[lo - 1] < v (or lo - 1 = from, which is < v) and entries[hi] >= v */
+	}
+	else
+	{
+		lo = from;
+		hi = n;
+	}
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if ((mih_entry_fp(&entries[mid]) & mask) < v)
+		if (mih_entry_key(&entries[mid], mask) < v)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -617,6 +683,46 @@ mih_probe_leaf(const MihEntry *entries, int n, uint64 mask, const uint64 *vals, 
 			return MIH_LEAF_DESCEND;
 	}
 }
+
+/* ---- mih_cache.c: what a backend remembers of runs between scans ---- */
+#define MIH_CACHE_MAX_HEIGHT	8
+#define MIH_CACHE_FILTER_LOG2	16	/* bits per table filter: 2^16 (8 kB) */
+#define MIH_CACHE_FILTER_BYTES	((1 << MIH_CACHE_FILTER_LOG2) / 8)
+#define MIH_CACHE_FILTER_MAX	32768	/* runs up to this many entries get
+										 * filters (at most 40% of bits set) */
+
+typedef struct MihRunSummary
+{
+	BlockNumber head;			/* the run's header block ... */
+	uint32		serial;			/* ... and serial (low 32 bits): its identity */
+	int			pins;			/* scans using it now */
+	MihRunHeader hdr;			/* copy of the header (fields scans read
+								 * never change) */
+	int64		spent;			/* pages this backend's scans read in it */
+	bool		filter_tried;
+	uint64		masks[MIH_MAX_BLOCKS];
+	uint64	   *filter[MIH_MAX_BLOCKS]; /* block values present, hashed; or NULL */
+	int			ndir[MIH_MAX_BLOCKS];	/* leaves in the directory */
+	uint64	   *dir_keys[MIH_MAX_BLOCKS];	/* first key of each leaf, or NULL */
+	BlockNumber *dir_leaves[MIH_MAX_BLOCKS];
+	Buffer	   *dir_bufs[MIH_MAX_BLOCKS];	/* where each leaf was last found */
+	Size		bytes;			/* what it holds, counted against the limit */
+	struct MihRunSummary *next;
+} MihRunSummary;
+
+extern int	mih_cache_size_kb;
+extern void mih_cache_init(void);
+extern MihRunSummary *mih_cache_run(Relation index, const BlockNumber *runs, const uint32 *serials,
+									const uint32 *run_tables, int nruns, int r);
+extern MihRunSummary *mih_cache_peek(Relation index, BlockNumber head, uint32 serial);
+extern void mih_cache_release(MihRunSummary *s);
+extern BlockNumber mih_cache_leaf(Relation index, MihRunSummary *s, int j, uint64 v, int *slot);
+extern Buffer mih_cache_read_leaf(Relation index, MihRunSummary *s, int j, int slot,
+								  BlockNumber blk);
+extern void mih_cache_consider_filters(Relation index, MihRunSummary *s, uint32 tables,
+									   const uint64 *masks);
+extern bool mih_cache_may_hold(const MihRunSummary *s, int j, uint64 v);
+extern void mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v);
 
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);

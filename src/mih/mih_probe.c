@@ -155,7 +155,7 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 		{
 			int			bits = pg_popcount64(meta->masks[j]);
 			double		probes;
-			double		perprobe = n / pow(2.0, bits);
+			double		perprobe = ldexp(n, -bits);
 
 			if (!(tables & (1 << j)) || radii[j] < 0)
 				continue;

@@ -16,6 +16,12 @@
  * page's pin: the snapshot already keeps it from seeing a new row at a TID
  * VACUUM freed. Other scans keep the page pinned while its matches are
  * returned, which VACUUM's cleanup locks wait for (mih_vacuum.c).
+ *
+ * What the backend remembers of a run (mih_cache.c) replaces reading its
+ * header and inner pages: a descent is a search of the run's leaf directory
+ * and one leaf read, and a small run's filters drop the probe values none
+ * of its entries has. The leaves each table's first probe reads are
+ * prefetched before the pending list is read.
  */
 #include "mih.h"
 
@@ -70,7 +76,15 @@ typedef struct MihScanOpaqueData
 	int			table;
 	int			probe;
 	BlockNumber leaf;			/* next leaf to read, or Invalid: descend */
+	int			leaf_slot;		/* its place in the run's leaf directory, or -1 */
 	MihRunHeader hdr;			/* of the current run */
+	MihRunSummary *sum;			/* what the backend knows of it (pinned), or
+								 * NULL (mih_cache.c) */
+	const uint64 *tprobes;		/* the current table's probes that its
+								 * filter lets through (all without one) */
+	int			ntprobes;
+	uint64	   *fprobes;		/* room for filtered probes */
+	int			fprobes_cap;
 
 	/* matches of the current page */
 	Buffer		curbuf;			/* pinned while its matches are returned
@@ -100,6 +114,8 @@ typedef struct MihScanOpaqueData
 
 typedef MihScanOpaqueData *MihScanOpaque;
 
+static void prefetch_runs(Relation index, MihScanOpaque so);
+
 IndexScanDesc
 mih_beginscan(Relation index, int nkeys, int norderbys)
 {
@@ -127,6 +143,8 @@ release_buffers(MihScanOpaque so)
 	if (so->curbuf != InvalidBuffer)
 		ReleaseBuffer(so->curbuf);
 	so->curbuf = InvalidBuffer;
+	mih_cache_release(so->sum);
+	so->sum = NULL;
 }
 
 void
@@ -139,6 +157,8 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 		mih_knn_end(so->knn);
 	so->knn = NULL;
 	MemoryContextReset(so->cxt);
+	so->fprobes = NULL;
+	so->fprobes_cap = 0;
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
@@ -286,9 +306,42 @@ start_scan(Relation index, MihScanOpaque so)
 		}
 	}
 	MemoryContextSwitchTo(old);
+	if (!so->fullscan)
+		prefetch_runs(index, so);
 
 	so->phase = MIH_SCAN_PENDING;
 	so->run = -1;
+}
+
+static bool table_probes(Relation index, MihScanOpaque so);
+
+/*
+ * Before the pending list is read: prefetch, in every run this backend
+ * remembers, the leaf each table's first probe reads (the first one the
+ * run's filter lets through), so that those cache misses overlap with one
+ * another and with reading the pending list (mih_cache_prefetch_leaf).
+ */
+static void
+prefetch_runs(Relation index, MihScanOpaque so)
+{
+	for (int r = 0; r < so->nruns; r++)
+	{
+		MihRunSummary *sum = mih_cache_peek(index, so->runs[r], so->run_serials[r]);
+
+		if (sum == NULL)
+			continue;
+		for (int j = 0; j < so->nblocks; j++)
+		{
+			if (!(so->run_tables[r] & (1 << j)))
+				continue;
+			for (int i = 0; i < so->nprobes[j]; i++)
+				if (mih_cache_may_hold(sum, j, so->probes[j][i]))
+				{
+					mih_cache_prefetch_leaf(sum, j, so->probes[j][i]);
+					break;
+				}
+		}
+	}
 }
 
 /* Is fp in every ball of the query? */
@@ -332,7 +385,8 @@ next_table(Relation index, MihScanOpaque so)
 		{
 			/* the next table of this run */
 			while (!so->fullscan && ++so->table < so->nblocks)
-				if ((so->run_tables[so->run] & (1 << so->table)) && so->nprobes[so->table] > 0)
+				if ((so->run_tables[so->run] & (1 << so->table)) && so->nprobes[so->table] > 0 &&
+					table_probes(index, so))
 				{
 					so->probe = 0;
 					so->leaf = InvalidBlockNumber;
@@ -340,20 +394,59 @@ next_table(Relation index, MihScanOpaque so)
 				}
 		}
 		/* the next run */
+		mih_cache_release(so->sum);
+		so->sum = NULL;
 		so->run++;
 		if (so->run >= so->nruns)
 			return false;
 		if (so->fullscan && !(so->run_tables[so->run] & 1))
 			continue;
-		mih_read_run_header(index, so->runs[so->run], so->run_serials[so->run], &so->hdr);
+		so->sum = mih_cache_run(index, so->runs, so->run_serials, so->run_tables, so->nruns,
+								so->run);
+		if (so->sum)
+			so->hdr = so->sum->hdr;
+		else
+			mih_read_run_header(index, so->runs[so->run], so->run_serials[so->run], &so->hdr);
 		if (so->fullscan)
 		{
 			so->table = 0;
 			so->leaf = so->hdr.first_leaf[0];
+			so->leaf_slot = 0;
 			return true;
 		}
 		so->table = -1;			/* the loop above finds its first table */
 	}
+}
+
+/*
+ * The probes of the current table that may find something in this run: all
+ * of them, or those its filter lets through (mih_cache.c). False when none
+ * does, so the table is skipped without reading a page.
+ */
+static bool
+table_probes(Relation index, MihScanOpaque so)
+{
+	int			j = so->table;
+	MihRunSummary *sum = so->sum;
+
+	so->tprobes = so->probes[j];
+	so->ntprobes = so->nprobes[j];
+	if (sum == NULL)
+		return true;
+	mih_cache_consider_filters(index, sum, so->run_tables[so->run], so->masks);
+	if (sum->filter[j] == NULL)
+		return true;
+	if (so->fprobes_cap < so->nprobes[j])
+	{
+		so->fprobes = MemoryContextAlloc(so->cxt, so->nprobes[j] * sizeof(uint64));
+		so->fprobes_cap = so->nprobes[j];
+	}
+	so->ntprobes = 0;
+	for (int i = 0; i < so->nprobes[j]; i++)
+		if (mih_cache_may_hold(sum, j, so->probes[j][i]))
+			so->fprobes[so->ntprobes++] = so->probes[j][i];
+	so->tprobes = so->fprobes;
+	return so->ntprobes > 0;
 }
 
 /*
@@ -399,11 +492,12 @@ scan_visit(void *arg, const MihEntry *e)
 static Buffer
 visit_run_leaf(Relation index, MihScanOpaque so)
 {
-	Buffer		buf = ReadBuffer(index, so->leaf);
+	int			j = so->table;
+	Buffer		buf = so->sum ? mih_cache_read_leaf(index, so->sum, j, so->leaf_slot, so->leaf) :
+		ReadBuffer(index, so->leaf);
 	Page		page;
 	MihEntry   *entries;
 	int			n;
-	int			j = so->table;
 	uint64		mask = so->masks[j];
 	BlockNumber next;
 
@@ -425,17 +519,19 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 				so->items[so->nitems++] = mih_entry_tid(&entries[i]);
 		}
 		so->leaf = next;
+		so->leaf_slot++;		/* the directory lists the leaves in order */
 	}
 	else
 	{
-		switch (mih_probe_leaf(entries, n, mask, so->probes[j], so->nprobes[j], &so->probe,
+		switch (mih_probe_leaf(entries, n, mask, so->tprobes, so->ntprobes, &so->probe,
 							   scan_visit, so))
 		{
 			case MIH_LEAF_END:
 				so->leaf = next;
+				so->leaf_slot++;
 				/* at the end of the table no later probe can match */
 				if (next == InvalidBlockNumber)
-					so->probe = so->nprobes[j];
+					so->probe = so->ntprobes;
 				break;
 			case MIH_LEAF_DESCEND:
 				so->leaf = InvalidBlockNumber;	/* it may be the next leaf */
@@ -462,10 +558,28 @@ visit_pending(Relation index, MihScanOpaque so)
 	mih_check_page(index, page, so->pending_next, MIH_PAGE_PENDING, so->pending_next_serial, -1);
 	entries = MihPageGetEntries(page);
 	n = MihPageGetNItems(page, sizeof(MihEntry));
-	for (int i = 0; i < n; i++)
-		if (!mih_entry_dead(&entries[i]) &&
-			(mih_entry_is_null(&entries[i]) ? so->with_nulls : matches(so, mih_entry_fp(&entries[i]))))
-			so->items[so->nitems++] = mih_entry_tid(&entries[i]);
+	if (so->nballs == 1 && !so->with_nulls)
+	{
+		/*
+		 * One ball, the usual case (and every constraint check): the
+		 * distance first, as it rarely passes, then the flags. Every insert
+		 * under the constraint reads the whole pending list this way.
+		 */
+		SimHash		q = so->centers[0];
+		int			r = so->radii[0];
+
+		for (int i = 0; i < n; i++)
+			if (sh_popcount64(mih_entry_fp(&entries[i]) ^ q) <= r &&
+				!(entries[i].tid.ip_posid & MIH_TID_FLAGS))
+				so->items[so->nitems++] = mih_entry_tid(&entries[i]);
+	}
+	else
+	{
+		for (int i = 0; i < n; i++)
+			if (!mih_entry_dead(&entries[i]) &&
+				(mih_entry_is_null(&entries[i]) ? so->with_nulls : matches(so, mih_entry_fp(&entries[i]))))
+				so->items[so->nitems++] = mih_entry_tid(&entries[i]);
+	}
 	so->pending_next = MihPageGetOpaque(page)->next;
 	so->pending_next_serial = MihPageGetOpaque(page)->next_serial;
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
@@ -511,7 +625,7 @@ next_page(IndexScanDesc scan)
 				break;
 			case MIH_SCAN_RUNS:
 				if (so->fullscan ? so->leaf == InvalidBlockNumber
-					: so->probe >= so->nprobes[so->table])
+					: so->probe >= so->ntprobes)
 				{
 					/* this table is done: the next one, or the next run */
 					if (!next_table(index, so))
@@ -519,8 +633,13 @@ next_page(IndexScanDesc scan)
 					continue;
 				}
 				if (so->leaf == InvalidBlockNumber)
-					so->leaf = mih_descend(index, &so->hdr, so->table,
-											   so->probes[so->table][so->probe]);
+				{
+					so->leaf_slot = -1;
+					so->leaf = so->sum ?
+						mih_cache_leaf(index, so->sum, so->table, so->tprobes[so->probe],
+									   &so->leaf_slot) :
+						mih_descend(index, &so->hdr, so->table, so->tprobes[so->probe]);
+				}
 				buf = visit_run_leaf(index, so);
 				break;
 			default:

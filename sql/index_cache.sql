@@ -1,0 +1,207 @@
+--
+-- index_cache: what a backend remembers of the index's runs between scans
+-- (simhash.index_cache_size, src/mih/mih_cache.c): run headers, leaf
+-- directories, and filters of the block values small runs hold. Radius
+-- searches, one per query point, in one session, compared with a
+-- sequential scan: with the cache on, with it so small that summaries are
+-- dropped while scans use them, and off; after merges replaced the runs it
+-- remembers, after TRUNCATE and REINDEX (new files, serials from the start),
+-- after deletes and VACUUM, and for a cursor whose run is dropped between
+-- two fetches. The data has long stretches of one block value in every
+-- table (the leaf search guesses a position from the values' spread), and
+-- the cache must read fewer index pages than without it.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
+\set VERBOSITY default
+
+-- 1..30000 random; 30001..36000 the top 16 bits from 4 values and the
+-- rest random; 36001..40000 random top 16 bits, then 0, then 5 values:
+-- tables 0 and 3 get long stretches of one value, tables 1 and 2 one value
+CREATE TABLE sh_cache (id int, fp simhash) WITH (autovacuum_enabled = false);
+CREATE FUNCTION sh_cache_fp(g int) RETURNS simhash LANGUAGE sql IMMUTABLE AS $fn$
+    SELECT CASE
+        WHEN g <= 30000 THEN ('x' || left(md5(g::text), 16))::bit(64)::simhash
+        WHEN g <= 36000 THEN (('x' || left(md5(g::text), 16))::bit(64)::simhash & '0000ffffffffffff')
+                             # ((g % 4)::int8 << 48)::simhash
+        ELSE (('x' || left(md5(g::text), 16))::bit(64)::simhash & 'ffff000000000000')
+             # (g % 5)::int8::simhash
+    END
+$fn$;
+INSERT INTO sh_cache SELECT g, sh_cache_fp(g) FROM generate_series(1, 36000) g;
+CREATE INDEX sh_cache_fp_idx ON sh_cache USING simhash (fp) WITH (pending_limit = 64);
+-- then small runs, which get filters
+INSERT INTO sh_cache SELECT g, sh_cache_fp(g) FROM generate_series(36001, 40000) g;
+SELECT runs, run_entries[1] AS largest, pending_entries FROM simhash_index_info('sh_cache_fp_idx');
+
+-- query points: stored rows, rows with 1..4 bits flipped, and fingerprints
+-- near no row
+CREATE TABLE sh_cache_q (qid int, fp simhash);
+INSERT INTO sh_cache_q
+    SELECT g, sh_cache_fp(g * 499 % 40000 + 1) # ((1::int8 << (g % 64)) * (g % 2))::simhash
+              # CASE WHEN g % 5 = 0 THEN ((7::int8 << (g % 61)))::simhash ELSE '0000000000000000'::simhash END
+    FROM generate_series(1, 80) g;
+INSERT INTO sh_cache_q SELECT 1000 + g, ('x' || left(md5('q' || g), 16))::bit(64)::simhash
+    FROM generate_series(1, 20) g;
+
+-- the matches of every query point at radii 0, 3, 8 and 12 as pairs,
+-- through the index (a nested loop of index scans: one scan, many rescans)
+-- or a sequential scan
+CREATE FUNCTION sh_cache_pairs(path text) RETURNS TABLE (qid int, r int, id int)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM set_config('enable_seqscan', (path = 'seq')::text, true);
+    PERFORM set_config('enable_indexscan', (path = 'index')::text, true);
+    PERFORM set_config('enable_bitmapscan', (path = 'bitmap')::text, true);
+    -- planned at each call (a cached plan would keep the first call's path)
+    RETURN QUERY EXECUTE 'SELECT q.qid, rr.r, t.id FROM sh_cache_q q, unnest(''{0,3,8,12}''::int[]) rr(r),
+        LATERAL (SELECT s.id FROM sh_cache s WHERE s.fp <~> q.fp <= rr.r) t';
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+END
+$fn$;
+
+-- pairs the index path returns and the sequential scan does not, and the
+-- other way round, duplicates counted; and how many there are
+CREATE FUNCTION sh_cache_check(path text DEFAULT 'index', OUT pairs bigint, OUT extra bigint,
+                               OUT missing bigint)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    CREATE TEMP TABLE sh_cache_got AS SELECT * FROM sh_cache_pairs(path);
+    CREATE TEMP TABLE sh_cache_want AS SELECT * FROM sh_cache_pairs('seq');
+    SELECT count(*) INTO pairs FROM sh_cache_want;
+    SELECT count(*) INTO extra FROM (SELECT * FROM sh_cache_got EXCEPT ALL SELECT * FROM sh_cache_want) x;
+    SELECT count(*) INTO missing FROM (SELECT * FROM sh_cache_want EXCEPT ALL SELECT * FROM sh_cache_got) x;
+    DROP TABLE sh_cache_got, sh_cache_want;
+END
+$fn$;
+
+-- the index scan's shared buffer hits for one query
+CREATE FUNCTION sh_cache_hits(q simhash, r int) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+    plan json;
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, FORMAT JSON) '
+                   'SELECT id FROM sh_cache WHERE fp <~> %L::simhash <= %s', q, r) INTO plan;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint;
+END
+$fn$;
+
+-- the plan: a nested loop of index scans, rescanned per query point and
+-- radius (the lines only: PostgreSQL 18 also marks the disabled seq scan)
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+CREATE TEMP TABLE sh_cache_plan (line text);
+DO $$
+DECLARE
+    l text;
+BEGIN
+    FOR l IN EXPLAIN (COSTS OFF) SELECT q.qid, t.id FROM sh_cache_q q,
+        LATERAL (SELECT s.id FROM sh_cache s WHERE s.fp <~> q.fp <= 3) t
+    LOOP
+        INSERT INTO sh_cache_plan VALUES (l);
+    END LOOP;
+END
+$$;
+SELECT line FROM sh_cache_plan WHERE line !~ 'Disabled';
+DROP TABLE sh_cache_plan;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+
+SHOW simhash.index_cache_size;
+SELECT * FROM sh_cache_check();
+-- again: summaries built, filters of the small runs paid for by now
+SELECT * FROM sh_cache_check();
+SELECT * FROM sh_cache_check('bitmap');
+
+-- fewer pages with the cache: no run headers, no inner pages, and the small
+-- runs' filters skip the probes none of their entries can match
+SELECT sh_cache_hits('0123456789abcdef', 3) AS hits_warm \gset
+SET simhash.index_cache_size = 0;
+SELECT sh_cache_hits('0123456789abcdef', 3) AS hits_off \gset
+RESET simhash.index_cache_size;
+SELECT :hits_warm < :hits_off AS fewer_pages, :hits_off - :hits_warm >= 3 * 4 AS saves_a_page_per_table;
+
+-- so small that summaries are dropped while a scan of the nested loop uses
+-- them: the scan keeps its own until it moves on
+SET simhash.index_cache_size = '64kB';
+SELECT * FROM sh_cache_check();
+SELECT * FROM sh_cache_check();
+SET simhash.index_cache_size = 0;
+SELECT * FROM sh_cache_check();
+RESET simhash.index_cache_size;
+SET simhash.index_cache_size = -1;
+
+-- merges replace the runs this backend remembers
+SELECT sh_cache_check() IS NOT NULL AS warmed;
+INSERT INTO sh_cache SELECT g, sh_cache_fp(g - 40000) # 'ff00000000000000' FROM generate_series(40001, 44000) g;
+SELECT runs > 1 AS several_runs FROM simhash_index_info('sh_cache_fp_idx');
+SELECT * FROM sh_cache_check();
+
+-- a cursor keeps its run while the run is merged away and its summary
+-- dropped by another scan in the same backend
+CREATE FUNCTION sh_cache_cursor(OUT n_cursor int, OUT n_seq int, OUT same bool, OUT merged bool)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    cur refcursor;
+    got int[] := '{}';
+    x int;
+    before int;
+    want int[];
+BEGIN
+    SELECT runs INTO before FROM simhash_index_info('sh_cache_fp_idx');
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    OPEN cur FOR SELECT s.id FROM sh_cache s WHERE fp <~> '0123456789abcdef' <= 24;
+    FOR i IN 1 .. 5 LOOP
+        FETCH cur INTO x;
+        got := got || x;
+    END LOOP;
+    INSERT INTO sh_cache SELECT g, sh_cache_fp(g - 44000) # '00ff000000000000'
+        FROM generate_series(44001, 46000) g;
+    -- a new scan sees the new run list and drops what it no longer lists
+    PERFORM count(*) FROM sh_cache WHERE fp <~> '0123456789abcdef' <= 3;
+    SELECT runs <> before INTO merged FROM simhash_index_info('sh_cache_fp_idx');
+    LOOP
+        FETCH cur INTO x;
+        EXIT WHEN NOT FOUND;
+        got := got || x;
+    END LOOP;
+    CLOSE cur;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'off', true);
+    SELECT array_agg(s.id ORDER BY s.id) INTO want FROM sh_cache s
+        WHERE fp <~> '0123456789abcdef' <= 24 AND s.id <= 44000;
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    n_cursor := cardinality(got);
+    n_seq := cardinality(want);
+    same := (SELECT array_agg(v ORDER BY v) FROM unnest(got) v) = want;
+END
+$fn$;
+SELECT * FROM sh_cache_cursor();
+SELECT * FROM sh_cache_check();
+
+-- deletes and VACUUM, which folds tables into new runs
+DELETE FROM sh_cache WHERE id % 3 = 0;
+SELECT * FROM sh_cache_check();
+VACUUM sh_cache;
+SELECT * FROM sh_cache_check();
+
+-- REINDEX and TRUNCATE give the index a new file whose serials start
+-- again: nothing remembered of the old one may be used
+REINDEX INDEX sh_cache_fp_idx;
+SELECT * FROM sh_cache_check();
+TRUNCATE sh_cache;
+INSERT INTO sh_cache SELECT g, sh_cache_fp(40001 - g) FROM generate_series(1, 36000) g;
+SELECT * FROM sh_cache_check();
+
+DROP FUNCTION sh_cache_cursor(), sh_cache_hits(simhash, int), sh_cache_check(text),
+              sh_cache_pairs(text), sh_cache_fp(int);
+DROP TABLE sh_cache, sh_cache_q;
