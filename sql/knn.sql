@@ -110,6 +110,21 @@ FROM kn_q, unnest(ARRAY[0, 3, 12]) r,
      kn_check(format('SELECT id, fp <-> %L::simhash FROM kn WHERE fp <~> %L <= %s ORDER BY fp <-> %L::simhash LIMIT 100', q, q, r, q)) c
 ORDER BY qid, r;
 
+-- The same, with probing keeping nothing beyond distance 0 at first, so that
+-- every further bit is found by probing the steps done so far again (a
+-- search of a large index keeps up to 20 bits, then 8 more at a time)
+SET simhash.test_fault = knn_keep_small;
+SELECT qid, k, c.*
+FROM kn_q, unnest(ARRAY[1, 10, 100, 1000]) k,
+     kn_check(format('SELECT id, fp <-> %L::simhash FROM kn ORDER BY fp <-> %L::simhash LIMIT %s', q, q, k)) c
+ORDER BY qid, k;
+SELECT qid, r, c.*
+FROM kn_q, unnest(ARRAY[0, 3, 12]) r,
+     kn_check(format('SELECT id, fp <-> %L::simhash FROM kn WHERE fp <~> %L <= %s ORDER BY fp <-> %L::simhash LIMIT 100', q, q, r, q)) c
+ORDER BY qid, r;
+SELECT c.* FROM kn_check('SELECT id, fp <-> ''c4ca4238a0b92382''::simhash FROM kn ORDER BY fp <-> ''c4ca4238a0b92382''::simhash') c;
+RESET simhash.test_fault;
+
 -- Ties: the duplicates of row 4502's fingerprint come first, at distance 0
 SELECT count(*) FILTER (WHERE d = 0) AS at_zero
 FROM (SELECT fp <-> (SELECT fp FROM kn WHERE id = 4502) AS d FROM kn

@@ -35,6 +35,7 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"verify_forget", SH_FAULT_VERIFY_FORGET, false},
 	{"vacuum_pause", SH_FAULT_VACUUM_PAUSE, false},
 	{"merge_pause", SH_FAULT_MERGE_PAUSE, false},
+	{"knn_keep_small", SH_FAULT_KNN_KEEP_SMALL, false},
 	{NULL, 0, false}
 };
 
@@ -98,7 +99,10 @@ _PG_init(void)
 							 "block to two backends, then waits on the advisory lock "
 							 "x'5348465400000004' (see sh_test_pause). "
 							 "verify_forget: simhash_index_verify forgets the "
-							 "first live entry it reads, as if the index lacked it.",
+							 "first live entry it reads, as if the index lacked it. "
+							 "knn_keep_small: nearest-neighbour searches keep no entry "
+							 "beyond distance 0 at first and probe again for each "
+							 "further bit.",
 							 &simhash_test_fault,
 							 SH_FAULT_NONE, test_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,

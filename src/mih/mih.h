@@ -420,6 +420,7 @@ mih_key_fp(bool balls, Datum key)
 #define SH_FAULT_VERIFY_FORGET			5
 #define SH_FAULT_VACUUM_PAUSE			6
 #define SH_FAULT_MERGE_PAUSE			7
+#define SH_FAULT_KNN_KEEP_SMALL			8
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 

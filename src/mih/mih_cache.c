@@ -24,6 +24,9 @@
  *   once this backend has spent in the run about as many page reads as
  *   building it costs (one pass over one table's leaves).
  *
+ * Radius scans (mih_scan.c) and the nearest-neighbour search's probes
+ * (mih_knn.c) use them alike.
+ *
  * Memory: at most simhash.index_cache_size per backend, over all indexes;
  * a summary that would not fit empties the cache first, and one that does
  * not fit alone is not kept (scans then descend as without the cache).

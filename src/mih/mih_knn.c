@@ -15,6 +15,12 @@
  * smallest, so each entry is taken once. The pending list (unsorted) is
  * read whole at the start.
  *
+ * Probing keeps only the entries up to KNN_KEEP_FIRST bits away, and notes
+ * that it passed over farther ones; when the consumer has every row up to
+ * that distance, the steps done so far are probed again for the next
+ * KNN_KEEP_STEP bits (keep_more). A LIMIT 10 query thus files the few
+ * entries it may return, not the hundreds of thousands its probes find.
+ *
  * Found entries wait in one list per distance (0..64, and 65 for NULL
  * entries, which come last as in a sequential scan), so returning them in
  * order costs nothing. The pending list's entries (read whole at the start;
@@ -50,6 +56,13 @@ typedef struct TidList
 #define KNN_NDIST (SIMHASH_BITS + 2)
 /* a band boundary's position when the whole distance is included */
 #define KNN_ALL PG_UINT64_MAX
+/*
+ * Probing keeps the entries up to this distance at first, then
+ * KNN_KEEP_STEP bits more each time the consumer gets there (keep_more):
+ * 20 bits is past the 100th neighbour of 10M uniform rows (about 17).
+ */
+#define KNN_KEEP_FIRST 20
+#define KNN_KEEP_STEP 8
 /* probe values enumerated at a time (64 kB) */
 #define KNN_PROBE_CHUNK 8192
 
@@ -85,6 +98,10 @@ struct MihKnn
 	int			level;
 	int			table;
 	int			cutoff;			/* found lists hold nothing farther (memory) */
+	int			keep;			/* probing keeps nothing farther (see keep_more) */
+	int			keep_lo;		/* while probing again: nothing this near either */
+	int			keep_step;		/* KNN_KEEP_STEP (1 under a test fault) */
+	bool		skipped;		/* probing passed over an entry beyond keep */
 
 	/* reading table 0 in bands: every entry up to this key is found */
 	bool		bands;
@@ -208,6 +225,15 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 	for (int i = 0; i < nballs; i++)
 		k->limit = Min(k->limit, radii[i]);
 	k->cutoff = SIMHASH_BITS;
+	k->keep = KNN_KEEP_FIRST;
+	k->keep_step = KNN_KEEP_STEP;
+	/* tests: probe again at every distance, on tables small enough for a suite */
+	if (simhash_test_fault == SH_FAULT_KNN_KEEP_SMALL)
+	{
+		k->keep = 0;
+		k->keep_step = 1;
+	}
+	k->keep_lo = -1;
 	k->maxfound = Max((int64) work_mem * 1024 / (int64) sizeof(ItemPointerData), 1);
 
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
@@ -332,34 +358,61 @@ typedef struct KnnProbe
 	int			settled;
 } KnnProbe;
 
-/* An entry whose block a probe value matched: taken at its canonical place only. */
+/*
+ * An entry whose block a probe value matched: taken at its canonical place
+ * only, and only within the distances kept (keep_lo, keep]: a farther one
+ * is noted, not kept (keep_more finds it again if the consumer gets there).
+ */
 static void
 knn_visit(void *arg, const MihEntry *e)
 {
 	KnnProbe   *probe = (KnnProbe *) arg;
+	MihKnn	   *k = probe->k;
 	int			table = 0;
+	int			d;
 
 	if (mih_entry_dead(e) || mih_entry_is_null(e))
 		return;
+	d = simhash_hamming(mih_entry_fp(e), k->q);
+	if (d <= k->keep_lo)
+		return;
+	if (d > k->keep)
+	{
+		if (d <= k->limit && d <= k->cutoff)
+			k->skipped = true;
+		return;
+	}
 	/* found here first: no block closer, no earlier table as close */
-	if (min_block_distance(probe->k, mih_entry_fp(e), &table) == probe->s && table == probe->j)
-		take_probed(probe->k, e, entry_distance(probe->k, e), probe->settled);
+	if (min_block_distance(k, mih_entry_fp(e), &table) == probe->s && table == probe->j)
+		take_probed(k, e, d, probe->settled);
 }
+
+/* how many probe values ahead a probe prefetches the leaf of */
+#define KNN_PREFETCH_AHEAD	4
 
 /*
  * Probe table j of a run with the sorted values, each exactly s bits from
- * q's block: take the entries whose canonical place this is.
+ * q's block: take the entries whose canonical place this is. With what the
+ * backend remembers of the run (sum, mih_cache.c; tables: those the run
+ * serves), probe values its filter
+ * rules out are dropped, descents are searches of its leaf directory, leaves
+ * are pinned through the buffer they were last found in, and the leaf of
+ * the value a few probes ahead is prefetched; otherwise each descent reads
+ * the inner pages, the ones of the last descent kept (DescentCache).
  */
 static void
-probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int nvals, int s,
-			int settled)
+probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hdr, int j,
+			const uint64 *vals, int nvals, int s, int settled)
 {
 	Relation	index = k->index;
 	uint64		mask = k->masks[j];
 	BlockNumber leaf = InvalidBlockNumber;
+	int			slot = -1;
 	int			p = 0;
 	DescentCache dc;
 	KnnProbe	probe = {k, j, s, settled};
+	uint64	   *kept = NULL;
+	bool		directory;
 
 	if (hdr->height[j] > MIH_MAX_HEIGHT)
 		ereport(ERROR,
@@ -367,6 +420,22 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 				 errmsg("simhash index \"%s\" is corrupted: a run's tree is %d levels high, at most %d expected",
 						RelationGetRelationName(index), hdr->height[j], MIH_MAX_HEIGHT),
 				 errhint("REINDEX the index.")));
+	if (sum)
+	{
+		mih_cache_consider_filters(index, sum, tables, k->masks);
+		if (sum->filter[j])
+		{
+			int			n = 0;
+
+			kept = palloc(nvals * sizeof(uint64));
+			for (int i = 0; i < nvals; i++)
+				if (mih_cache_may_hold(sum, j, vals[i]))
+					kept[n++] = vals[i];
+			vals = kept;
+			nvals = n;
+		}
+	}
+	directory = sum && sum->dir_keys[j];
 	memset(&dc, 0, sizeof(dc));
 	for (int l = 0; l <= MIH_MAX_HEIGHT; l++)
 		dc.blk[l] = InvalidBlockNumber;
@@ -380,8 +449,20 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 
 		CHECK_FOR_INTERRUPTS();
 		if (leaf == InvalidBlockNumber)
-			leaf = cached_descend(index, hdr, j, vals[p], &dc);
-		buf = ReadBuffer(index, leaf);
+		{
+			if (directory)
+			{
+				leaf = mih_cache_leaf(index, sum, j, vals[p], &slot);
+				if (p + KNN_PREFETCH_AHEAD < nvals)
+					mih_cache_prefetch_leaf(sum, j, vals[p + KNN_PREFETCH_AHEAD]);
+			}
+			else
+			{
+				leaf = cached_descend(index, hdr, j, vals[p], &dc);
+				slot = -1;
+			}
+		}
+		buf = sum ? mih_cache_read_leaf(index, sum, j, slot, leaf) : ReadBuffer(index, leaf);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
@@ -392,6 +473,7 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 		{
 			case MIH_LEAF_END:
 				leaf = next;
+				slot = slot >= 0 ? slot + 1 : -1;	/* the directory lists leaves in order */
 				if (next == InvalidBlockNumber)
 					p = nvals;
 				break;
@@ -406,20 +488,17 @@ probe_table(MihKnn *k, const MihRunHeader *hdr, int j, const uint64 *vals, int n
 	for (int l = 0; l <= MIH_MAX_HEIGHT; l++)
 		if (dc.items[l])
 			pfree(dc.items[l]);
+	if (kept)
+		pfree(kept);
 }
 
 /*
- * The next step: probe table k->table at level k->level in every run that
- * serves it, a chunk of probe values at a time. Afterwards every entry
- * closer than m * level + table + 1 bits is found (the blocks of the tables
- * up to this one are at least level + 1 bits from q's, the others at least
- * level bits), so the settled distance grows by one bit a step.
+ * Probe table j at level s in every run that serves it, a chunk of probe
+ * values at a time (one step of the search, or of keep_more's repeat).
  */
 static void
-probe_step(MihKnn *k)
+probe_level_table(MihKnn *k, int s, int j)
 {
-	int			s = k->level;
-	int			j = k->table;
 	int			settled = k->nblocks * s + j - 1;
 	bool		served = false;
 
@@ -438,20 +517,64 @@ probe_step(MihKnn *k)
 			for (int r = 0; r < k->nruns; r++)
 			{
 				MihRunHeader hdr;
+				MihRunSummary *sum;
 
 				if (!(k->run_tables[r] & (1 << j)))
 					continue;
-				mih_read_run_header(k->index, k->runs[r], k->run_serials[r], &hdr);
-				probe_table(k, &hdr, j, vals, nvals, s, settled);
+				sum = mih_cache_run(k->index, k->runs, k->run_serials, k->run_tables, k->nruns, r);
+				if (sum)
+					hdr = sum->hdr;
+				else
+					mih_read_run_header(k->index, k->runs[r], k->run_serials[r], &hdr);
+				probe_table(k, sum, k->run_tables[r], &hdr, j, vals, nvals, s, settled);
+				mih_cache_release(sum);
 			}
 		}
 		pfree(vals);
 	}
+}
+
+/*
+ * The next step: probe table k->table at level k->level in every run that
+ * serves it. Afterwards every entry closer than m * level + table + 1 bits
+ * is found (the blocks of the tables up to this one are at least level + 1
+ * bits from q's, the others at least level bits), so the settled distance
+ * grows by one bit a step.
+ */
+static void
+probe_step(MihKnn *k)
+{
+	probe_level_table(k, k->level, k->table);
 	if (++k->table == k->nblocks)
 	{
 		k->table = 0;
 		k->level++;
 	}
+}
+
+/*
+ * The consumer has every row up to the distance kept: probe every step done
+ * so far again, keeping the next KNN_KEEP_STEP bits of distance. Most of the
+ * entries probing finds are far (a block equal to q's says little of the
+ * other bits: at 10M rows a 10-NN query finds about 250,000 entries, most
+ * 20-30 bits away, for neighbours 13 bits away), and keeping them cost a
+ * fifth of the query; a query that reads that far pays the probing again
+ * instead, once per KNN_KEEP_STEP bits.
+ */
+static void
+keep_more(MihKnn *k)
+{
+	k->keep_lo = k->keep;
+	k->keep = Min(k->keep + k->keep_step, SIMHASH_BITS);
+	k->skipped = false;
+	for (int s = 0; s <= k->level; s++)
+		for (int j = 0; j < k->nblocks; j++)
+		{
+			if (s == k->level && j >= k->table)
+				break;
+			probe_level_table(k, s, j);
+		}
+	k->keep_lo = -1;
 }
 
 /*
@@ -576,11 +699,18 @@ step_dearer_than_table0(const MihKnn *k)
 
 /* Every entry up to this distance is found (returned, or in the lists). */
 static int
+probe_settled(const MihKnn *k)
+{
+	return Min(Min(SIMHASH_BITS, k->nblocks * k->level + k->table - 1), k->cutoff);
+}
+
+static int
 settled_distance(const MihKnn *k)
 {
 	if (k->bands)
 		return k->band_dist;
-	return Min(Min(SIMHASH_BITS, k->nblocks * k->level + k->table - 1), k->cutoff);
+	/* past keep, an entry may have been passed over */
+	return k->skipped ? Min(probe_settled(k), k->keep) : probe_settled(k);
 }
 
 /*
@@ -599,6 +729,12 @@ search_more(MihKnn *k)
 
 		for (int j = 0; j < k->nblocks; j++)
 			levels_left |= k->level <= k->bits[j];
+		/* probing settled past what it kept: find the next distances again */
+		if (k->skipped && settled == k->keep && settled < probe_settled(k))
+		{
+			keep_more(k);
+			return;
+		}
 		if (levels_left && settled < k->cutoff && settled < SIMHASH_BITS &&
 			!step_dearer_than_table0(k))
 		{
@@ -609,7 +745,8 @@ search_more(MihKnn *k)
 		for (int d = 0; d < KNN_NDIST; d++)
 			drop_found(k, d);
 		k->bands = true;
-		k->band_dist = levels_left ? settled : Min(k->cutoff, SIMHASH_BITS);
+		k->band_dist = levels_left ? settled :
+			Min(Min(k->cutoff, SIMHASH_BITS), k->skipped ? k->keep : SIMHASH_BITS);
 		k->band_pos = KNN_ALL;
 	}
 	band_pass(k);
