@@ -426,24 +426,16 @@ mih_cache_release(MihRunSummary *s)
 }
 
 /*
- * The leaf of table j where entries with key >= v start: from the
- * directory when the run has one (*slot: its place there, for
- * mih_cache_read_leaf), else by a descent from the root (*slot = -1).
+ * The directory slot of the leaf to read for v: as mih_inner_child, the last
+ * leaf whose first key is < v, else the first.
  */
-BlockNumber
-mih_cache_leaf(Relation index, MihRunSummary *s, int j, uint64 v, int *slot)
+static inline int
+dir_slot(const MihRunSummary *s, int j, uint64 v)
 {
 	const uint64 *keys = s->dir_keys[j];
 	int			lo = 0;
 	int			hi = s->ndir[j] - 1;
 
-	if (keys == NULL)
-	{
-		*slot = -1;
-		s->spent += s->hdr.height[j] + 1;
-		return mih_descend(index, &s->hdr, j, v);
-	}
-	/* the last leaf whose first key is < v, else the first: as mih_inner_child */
 	while (lo < hi)
 	{
 		int			mid = (lo + hi + 1) / 2;
@@ -453,9 +445,26 @@ mih_cache_leaf(Relation index, MihRunSummary *s, int j, uint64 v, int *slot)
 		else
 			hi = mid - 1;
 	}
+	return lo;
+}
+
+/*
+ * The leaf of table j where entries with key >= v start: from the
+ * directory when the run has one (*slot: its place there, for
+ * mih_cache_read_leaf), else by a descent from the root (*slot = -1).
+ */
+BlockNumber
+mih_cache_leaf(Relation index, MihRunSummary *s, int j, uint64 v, int *slot)
+{
+	if (s->dir_keys[j] == NULL)
+	{
+		*slot = -1;
+		s->spent += s->hdr.height[j] + 1;
+		return mih_descend(index, &s->hdr, j, v);
+	}
 	s->spent++;
-	*slot = lo;
-	return s->dir_leaves[j][lo];
+	*slot = dir_slot(s, j, v);
+	return s->dir_leaves[j][*slot];
 }
 
 /*
@@ -500,23 +509,14 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 {
 #ifdef USE_PREFETCH_LEAVES
 	const uint64 *keys = s->dir_keys[j];
-	int			lo = 0;
-	int			hi = s->ndir[j] - 1;
+	int			lo;
 	Buffer		buf;
 	char	   *block;
 	int			guess = 0;
 
 	if (keys == NULL)
 		return;
-	while (lo < hi)
-	{
-		int			mid = (lo + hi + 1) / 2;
-
-		if (keys[mid] < v)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	lo = dir_slot(s, j, v);
 	buf = s->dir_bufs[j][lo];
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
