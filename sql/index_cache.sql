@@ -136,7 +136,10 @@ SELECT * FROM sh_cache_check();
 SET simhash.index_cache_size = 0;
 SELECT * FROM sh_cache_check();
 RESET simhash.index_cache_size;
+-- out of range (the SQLSTATE only: PostgreSQL 15 words the range without units)
+\set VERBOSITY sqlstate
 SET simhash.index_cache_size = -1;
+\set VERBOSITY default
 
 -- merges replace the runs this backend remembers
 SELECT sh_cache_check() IS NOT NULL AS warmed;
