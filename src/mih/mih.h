@@ -686,7 +686,11 @@ mih_probe_leaf(const MihEntry *entries, int n, uint64 mask, const uint64 *vals, 
 }
 
 /* ---- mih_cache.c: what a backend remembers of runs between scans ---- */
-#define MIH_CACHE_MAX_HEIGHT	8
+/*
+ * Deeper than any run's tree (mih_knn.c, mih_cache.c): with 680 items an
+ * inner page, 3 levels hold 10^11 entries.
+ */
+#define MIH_MAX_HEIGHT			8
 #define MIH_CACHE_FILTER_LOG2	16	/* bits per table filter: 2^16 (8 kB) */
 #define MIH_CACHE_FILTER_BYTES	((1 << MIH_CACHE_FILTER_LOG2) / 8)
 #define MIH_CACHE_FILTER_MAX	32768	/* runs up to this many entries get
@@ -723,6 +727,8 @@ extern Buffer mih_cache_read_leaf(Relation index, MihRunSummary *s, int j, int s
 extern void mih_cache_consider_filters(Relation index, MihRunSummary *s, uint32 tables,
 									   const uint64 *masks);
 extern bool mih_cache_may_hold(const MihRunSummary *s, int j, uint64 v);
+extern int	mih_cache_filter_probes(const MihRunSummary *s, int j, const uint64 *vals, int nvals,
+									uint64 *out);
 extern void mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v);
 
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,

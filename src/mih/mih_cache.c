@@ -307,7 +307,7 @@ build_directories(Relation index, MihRunSummary *s, uint32 tables)
 
 		if (!(tables & (1 << j)) || s->hdr.height[j] == 0)
 			continue;
-		if (s->hdr.height[j] > MIH_CACHE_MAX_HEIGHT)
+		if (s->hdr.height[j] > MIH_MAX_HEIGHT)
 			return;				/* mih_descend reports it */
 		keys[j] = palloc(cap * sizeof(uint64));
 		leaves[j] = palloc(cap * sizeof(BlockNumber));
@@ -647,4 +647,16 @@ mih_cache_may_hold(const MihRunSummary *s, int j, uint64 v)
 		return true;
 	b = filter_bit(v);
 	return (s->filter[j][b / 64] >> (b % 64)) & 1;
+}
+
+/* The probe values of table j the run's filter lets through, into out; how many. */
+int
+mih_cache_filter_probes(const MihRunSummary *s, int j, const uint64 *vals, int nvals, uint64 *out)
+{
+	int			n = 0;
+
+	for (int i = 0; i < nvals; i++)
+		if (mih_cache_may_hold(s, j, vals[i]))
+			out[n++] = vals[i];
+	return n;
 }

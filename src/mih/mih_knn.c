@@ -312,8 +312,6 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
  * The parent is searched each time (in memory), so a cached page is used
  * only when it is the child the search leads to.
  */
-/* deeper than any run's tree: 680 items an inner page make 3 levels hold 10^11 entries */
-#define MIH_MAX_HEIGHT 8
 
 typedef struct DescentCache
 {
@@ -425,14 +423,9 @@ probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hd
 		mih_cache_consider_filters(index, sum, tables, k->masks);
 		if (sum->filter[j])
 		{
-			int			n = 0;
-
 			kept = palloc(nvals * sizeof(uint64));
-			for (int i = 0; i < nvals; i++)
-				if (mih_cache_may_hold(sum, j, vals[i]))
-					kept[n++] = vals[i];
+			nvals = mih_cache_filter_probes(sum, j, vals, nvals, kept);
 			vals = kept;
-			nvals = n;
 		}
 	}
 	directory = sum && sum->dir_keys[j];

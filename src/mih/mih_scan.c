@@ -441,10 +441,7 @@ table_probes(Relation index, MihScanOpaque so)
 		so->fprobes = MemoryContextAlloc(so->cxt, so->nprobes[j] * sizeof(uint64));
 		so->fprobes_cap = so->nprobes[j];
 	}
-	so->ntprobes = 0;
-	for (int i = 0; i < so->nprobes[j]; i++)
-		if (mih_cache_may_hold(sum, j, so->probes[j][i]))
-			so->fprobes[so->ntprobes++] = so->probes[j][i];
+	so->ntprobes = mih_cache_filter_probes(sum, j, so->probes[j], so->nprobes[j], so->fprobes);
 	so->tprobes = so->fprobes;
 	return so->ntprobes > 0;
 }
