@@ -128,6 +128,46 @@ SELECT sh_cache_hits('0123456789abcdef', 3) AS hits_off \gset
 RESET simhash.index_cache_size;
 SELECT :hits_warm < :hits_off AS fewer_pages, :hits_off - :hits_warm >= 3 * 4 AS saves_a_page_per_table;
 
+-- a search that comes back empty is remembered (mih_cache_run_empty): the
+-- same ball again reads no leaf of the runs and skips the pending entries
+-- already checked; a row inserted since (at the end of the pending list, or
+-- merged into a new run) is still found, and so are matches that were there.
+-- Each query point twice in a row (a nested loop over the points, then the
+-- two copies), at radius 3 and then 2 (a ball inside a remembered one)
+INSERT INTO sh_cache SELECT 50000 + qid, fp # '0000000000000001' FROM sh_cache_q WHERE qid % 4 = 0;
+SELECT pending_entries > 0 AS matches_pending FROM simhash_index_info('sh_cache_fp_idx');
+CREATE FUNCTION sh_cache_twice(path text) RETURNS TABLE (qid int, k int, r int, id int)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM set_config('enable_seqscan', (path = 'seq')::text, true);
+    PERFORM set_config('enable_indexscan', (path = 'index')::text, true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    RETURN QUERY EXECUTE 'SELECT q.qid, rr.k, rr.r, t.id FROM sh_cache_q q,
+        LATERAL (VALUES (1, 3), (2, 3), (3, 2 + 0 * q.qid)) rr(k, r),
+        LATERAL (SELECT s.id FROM sh_cache s WHERE s.fp <~> q.fp <= rr.r) t';
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+END
+$fn$;
+SELECT count(*) AS pairs,
+       (SELECT count(*) FROM (SELECT * FROM sh_cache_twice('index') EXCEPT ALL
+                              SELECT * FROM sh_cache_twice('seq')) x) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM sh_cache_twice('seq') EXCEPT ALL
+                              SELECT * FROM sh_cache_twice('index')) x) AS missing
+FROM sh_cache_twice('seq');
+SELECT sh_cache_hits('fedcba9876543210', 3) AS hits_first \gset
+SELECT sh_cache_hits('fedcba9876543210', 3) AS hits_again \gset
+SELECT :hits_again < :hits_first AS fewer_pages_again;
+-- a row inside that ball now, on the pending list, then merged into a run
+INSERT INTO sh_cache VALUES (60001, 'fedcba9876543213');
+SELECT count(*) AS found_pending FROM sh_cache WHERE fp <~> 'fedcba9876543210' <= 3;
+SELECT count(*) AS found_pending_again FROM sh_cache WHERE fp <~> 'fedcba9876543210' <= 3;
+INSERT INTO sh_cache SELECT g, sh_cache_fp(g - 60000) # '000000ff00000000' FROM generate_series(60002, 60200) g;
+SELECT count(*) AS found_in_run FROM sh_cache WHERE fp <~> 'fedcba9876543210' <= 3;
+DELETE FROM sh_cache WHERE id > 50000;
+DROP FUNCTION sh_cache_twice(text);
+
 -- so small that summaries are dropped while a scan of the nested loop uses
 -- them: the scan keeps its own until it moves on
 SET simhash.index_cache_size = '64kB';
@@ -155,10 +195,10 @@ DECLARE
     cur refcursor;
     got int[] := '{}';
     x int;
-    before int;
+    before text;
     want int[];
 BEGIN
-    SELECT runs INTO before FROM simhash_index_info('sh_cache_fp_idx');
+    SELECT run_entries::text INTO before FROM simhash_index_info('sh_cache_fp_idx');
     PERFORM set_config('enable_seqscan', 'off', true);
     PERFORM set_config('enable_bitmapscan', 'off', true);
     OPEN cur FOR SELECT s.id FROM sh_cache s WHERE fp <~> '0123456789abcdef' <= 24;
@@ -170,7 +210,7 @@ BEGIN
         FROM generate_series(44001, 46000) g;
     -- a new scan sees the new run list and drops what it no longer lists
     PERFORM count(*) FROM sh_cache WHERE fp <~> '0123456789abcdef' <= 3;
-    SELECT runs <> before INTO merged FROM simhash_index_info('sh_cache_fp_idx');
+    SELECT run_entries::text <> before INTO merged FROM simhash_index_info('sh_cache_fp_idx');
     LOOP
         FETCH cur INTO x;
         EXIT WHEN NOT FOUND;

@@ -696,6 +696,9 @@ mih_probe_leaf(const MihEntry *entries, int n, uint64 mask, const uint64 *vals, 
 #define MIH_CACHE_FILTER_MAX	32768	/* runs up to this many entries get
 										 * filters (at most 40% of bits set) */
 
+#define MIH_CACHE_EMPTY_BALLS	4	/* balls remembered empty, per run */
+#define MIH_CACHE_PENDING_PAGES	64	/* pending pages remembered checked */
+
 typedef struct MihRunSummary
 {
 	BlockNumber head;			/* the run's header block ... */
@@ -711,6 +714,11 @@ typedef struct MihRunSummary
 	uint64	   *dir_keys[MIH_MAX_BLOCKS];	/* first key of each leaf, or NULL */
 	BlockNumber *dir_leaves[MIH_MAX_BLOCKS];
 	Buffer	   *dir_bufs[MIH_MAX_BLOCKS];	/* where each leaf was last found */
+	/* balls a scan found no live entry of this run in (mih_cache_run_empty) */
+	SimHash		empty_q[MIH_CACHE_EMPTY_BALLS];
+	int			empty_r[MIH_CACHE_EMPTY_BALLS];
+	int			nempty;
+	int			empty_next;		/* the slot the next one replaces */
 	Size		bytes;			/* what it holds, counted against the limit */
 	struct MihRunSummary *next;
 } MihRunSummary;
@@ -730,6 +738,12 @@ extern bool mih_cache_may_hold(const MihRunSummary *s, int j, uint64 v);
 extern int	mih_cache_filter_probes(const MihRunSummary *s, int j, const uint64 *vals, int nvals,
 									uint64 *out);
 extern void mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v);
+extern bool mih_cache_run_empty(const MihRunSummary *s, SimHash q, int r);
+extern void mih_cache_note_run_empty(MihRunSummary *s, SimHash q, int r);
+extern int	mih_cache_pending_checked(Relation index, SimHash q, int r, BlockNumber blk,
+									  uint32 serial);
+extern void mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber blk,
+								   uint32 serial, int nentries);
 
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);

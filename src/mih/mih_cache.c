@@ -52,11 +52,25 @@
 /* GUC simhash.index_cache_size, in kB */
 int			mih_cache_size_kb = 8192;
 
+/* A pending page whose first nentries entries hold no live match of a ball */
+typedef struct MihPendingChecked
+{
+	BlockNumber blk;
+	uint32		serial;			/* the page's serial: which use of the block */
+	int			nentries;
+} MihPendingChecked;
+
 typedef struct MihCachedIndex
 {
 	Oid			relid;
 	RelFileNumber relfile;
 	MihRunSummary *runs;		/* linked by next */
+	/* the pending pages the last single-ball scan found nothing on */
+	SimHash		pend_q;
+	int			pend_r;
+	int			npend;
+	int			pend_next;		/* the slot the next page replaces when full */
+	MihPendingChecked pend[MIH_CACHE_PENDING_PAGES];
 	struct MihCachedIndex *next;
 } MihCachedIndex;
 
@@ -108,6 +122,7 @@ drop_index(MihCachedIndex *ci)
 		ci->runs = s->next;
 		drop_summary(s);
 	}
+	ci->npend = 0;
 }
 
 /* Forget every index (relid InvalidOid) or one, keeping nothing of it. */
@@ -532,6 +547,92 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 	guess = Min(Max(guess, 0), MIH_ENTRIES_PER_PAGE - 1);
 	__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) + guess * sizeof(MihEntry));
 #endif
+}
+
+/*
+ * Searches that come back empty, remembered: the near-duplicate
+ * constraint's check under INSERT ... ON CONFLICT runs twice for every row
+ * (before the row is inserted, and again after, for rows inserted
+ * concurrently), with the same ball, and a user's "is there a near-copy?"
+ * query before an INSERT is a third. When a run had no live entry within r
+ * of q, it never will: a run only loses entries to dead marks, so the scan
+ * may skip it for (q, r) and any smaller radius. The same holds for the
+ * first n entries of a pending page: a page only grows at its end, and
+ * only while it is the tail, and an entry is never removed from it, only
+ * marked dead (src/mih/README, "Who changes what"); a page's serial names
+ * one use of its block. Only the last ball's pending pages are kept (the
+ * checks of one row follow one another); a few balls per run.
+ */
+bool
+mih_cache_run_empty(const MihRunSummary *s, SimHash q, int r)
+{
+	for (int i = 0; i < s->nempty; i++)
+		if (s->empty_q[i] == q && s->empty_r[i] >= r)
+			return true;
+	return false;
+}
+
+void
+mih_cache_note_run_empty(MihRunSummary *s, SimHash q, int r)
+{
+	for (int i = 0; i < s->nempty; i++)
+		if (s->empty_q[i] == q)
+		{
+			s->empty_r[i] = Max(s->empty_r[i], r);
+			return;
+		}
+	if (s->nempty < MIH_CACHE_EMPTY_BALLS)
+		s->nempty++;
+	s->empty_q[s->empty_next] = q;
+	s->empty_r[s->empty_next] = r;
+	s->empty_next = (s->empty_next + 1) % MIH_CACHE_EMPTY_BALLS;
+}
+
+/* How many first entries of pending page blk (serial) hold no match of (q, r). */
+int
+mih_cache_pending_checked(Relation index, SimHash q, int r, BlockNumber blk, uint32 serial)
+{
+	MihCachedIndex *ci;
+
+	if (mih_cache_size_kb == 0 || (ci = find_index(index, false)) == NULL ||
+		ci->npend == 0 || ci->pend_q != q || ci->pend_r < r)
+		return 0;
+	for (int i = 0; i < ci->npend; i++)
+		if (ci->pend[i].blk == blk && ci->pend[i].serial == serial)
+			return ci->pend[i].nentries;
+	return 0;
+}
+
+void
+mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber blk, uint32 serial,
+					   int nentries)
+{
+	MihCachedIndex *ci;
+	int			i;
+
+	if (mih_cache_size_kb == 0)
+		return;
+	ci = find_index(index, true);
+	if (ci->npend > 0 && (ci->pend_q != q || ci->pend_r != r))
+		ci->npend = ci->pend_next = 0;	/* another ball: start again */
+	ci->pend_q = q;
+	ci->pend_r = r;
+	for (i = 0; i < ci->npend; i++)
+		if (ci->pend[i].blk == blk)
+			break;
+	if (i == ci->npend)
+	{
+		if (ci->npend < MIH_CACHE_PENDING_PAGES)
+			ci->npend++;
+		else
+		{
+			i = ci->pend_next;
+			ci->pend_next = (ci->pend_next + 1) % MIH_CACHE_PENDING_PAGES;
+		}
+	}
+	ci->pend[i].blk = blk;
+	ci->pend[i].serial = serial;
+	ci->pend[i].nentries = nentries;
 }
 
 /* Which bit of a table's filter a block value sets. */

@@ -55,6 +55,9 @@ typedef struct MihScanOpaqueData
 	int			s[MIH_MAX_BLOCKS];	/* bits each table's block may differ by
 									 * (mih_table_radii); -1: not probed */
 	bool		fullscan;		/* too many probes: read table 0 whole */
+	bool		memo;			/* one ball, probed: what came back empty may
+								 * be remembered (mih_cache_run_empty) */
+	int64		run_found;		/* matches in the current run so far */
 
 	/* the index as the scan saw it at its start */
 	int			nblocks;
@@ -306,6 +309,7 @@ start_scan(Relation index, MihScanOpaque so)
 		}
 	}
 	MemoryContextSwitchTo(old);
+	so->memo = !so->fullscan && so->nballs == 1;
 	if (!so->fullscan)
 		prefetch_runs(index, so);
 
@@ -328,7 +332,7 @@ prefetch_runs(Relation index, MihScanOpaque so)
 	{
 		MihRunSummary *sum = mih_cache_peek(index, so->runs[r], so->run_serials[r]);
 
-		if (sum == NULL)
+		if (sum == NULL || (so->memo && mih_cache_run_empty(sum, so->q, so->r)))
 			continue;
 		for (int j = 0; j < so->nblocks; j++)
 		{
@@ -393,16 +397,27 @@ next_table(Relation index, MihScanOpaque so)
 					return true;
 				}
 		}
-		/* the next run */
+		/* the next run; this one, searched to the end, may have had nothing */
+		if (so->sum && so->memo && so->run_found == 0)
+			mih_cache_note_run_empty(so->sum, so->q, so->r);
 		mih_cache_release(so->sum);
 		so->sum = NULL;
 		so->run++;
+		so->run_found = 0;
 		if (so->run >= so->nruns)
 			return false;
 		if (so->fullscan && !(so->run_tables[so->run] & 1))
 			continue;
 		so->sum = mih_cache_run(index, so->runs, so->run_serials, so->run_tables, so->nruns,
 								so->run);
+		if (so->sum && so->memo && mih_cache_run_empty(so->sum, so->q, so->r))
+		{
+			/* an earlier search of this ball found nothing here: nothing to find */
+			mih_cache_release(so->sum);
+			so->sum = NULL;
+			so->table = so->nblocks;	/* no table of it to read */
+			continue;
+		}
 		if (so->sum)
 			so->hdr = so->sum->hdr;
 		else
@@ -564,11 +579,17 @@ visit_pending(Relation index, MihScanOpaque so)
 		 */
 		SimHash		q = so->centers[0];
 		int			r = so->radii[0];
+		uint32		serial = MihPageGetOpaque(page)->serial;
+		int			first;
 
-		for (int i = 0; i < n; i++)
+		/* the entries an earlier search of this ball found nothing in */
+		first = Min(mih_cache_pending_checked(index, q, r, so->pending_next, serial), n);
+		for (int i = first; i < n; i++)
 			if (sh_popcount64(mih_entry_fp(&entries[i]) ^ q) <= r &&
 				!(entries[i].tid.ip_posid & MIH_TID_FLAGS))
 				so->items[so->nitems++] = mih_entry_tid(&entries[i]);
+		if (so->nitems == 0 && n > first)
+			mih_cache_note_pending(index, q, r, so->pending_next, serial, n);
 	}
 	else
 	{
@@ -638,6 +659,7 @@ next_page(IndexScanDesc scan)
 						mih_descend(index, &so->hdr, so->table, so->tprobes[so->probe]);
 				}
 				buf = visit_run_leaf(index, so);
+				so->run_found += so->nitems;
 				break;
 			default:
 				return false;
