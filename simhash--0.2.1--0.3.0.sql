@@ -37,3 +37,10 @@ CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text, features pg_catalog.tex
     AS 'MODULE_PATHNAME', 'simhash_minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
 COMMENT ON FUNCTION @extschema@.minhash(pg_catalog.text, pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
     IS 'one-permutation MinHash sketch (64 bins, 1 bit each, optimal densification) of the features simhash(text, features, size) hashes; Hamming distance about 32 (1 - Jaccard); NULL when the document has no feature';
+
+CREATE FUNCTION @extschema@.simhash_key_partners(id pg_catalog.int8, fp @extschema@.simhash, block pg_catalog.int4,
+                                                 radius pg_catalog.int4, blocks pg_catalog.int4)
+    RETURNS pg_catalog.int8[]
+    AS 'MODULE_PATHNAME', 'simhash_key_partners' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.simhash_key_partners(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
+    IS 'window function over the rows of one pigeonhole key (PARTITION BY key from simhash_blocks(fp, radius, blocks)): the ids of the row''s partners in the pairs within radius whose first shared key it is';

@@ -40,6 +40,16 @@
 #   join        the key self-join above on cb_keys, count(*): one task per shard, on the workers
 #   pairs       the same join into a coordinator table cb_pairs (a, b): what reaches the coordinator
 #   groups      simhash_pair_groups('SELECT a, b FROM cb_pairs', 'leader') on the coordinator
+#   keys4       the method examples/dedup_pairs.sql uses since 0.3.0: cb_keys4 from
+#               simhash_blocks(fp, 3, 4) (4 keys per row), then VACUUM ANALYZE
+#   partners    INSERT INTO cb_paired (distributed by key, colocated with cb_keys4) the rows of
+#               SELECT key, id, simhash_key_partners(id, fp, block, 3, 4) OVER (PARTITION BY
+#               key) with at least one partner: each key's rows searched in memory in the
+#               shard task that holds the key
+#   pairs4      the pairs (id < partner) into a coordinator table cb_pairs4; members4: the ids in
+#               pairs to the coordinator (the script ranks them there). The pairs must equal
+#               cb_pairs. Per shard task of the partner search: EXPLAIN ANALYZE of a count(*)
+#               over it, one task at a time per worker, as for the join below.
 #   script      examples/dedup_pairs.sql -v table=cb_docs -v radius=3 -v action=report -v report_rows=0
 #               (the summary, not the list of every row), timed
 #               by the client (wall clock around psql): the end-to-end figure a user sees
@@ -309,6 +319,39 @@ step groups "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(*
 	mismatch "simhash_pair_groups over the distributed pairs: $(res_of groups 2) rows not their own kept row, simhash_leader: $(res_of leader 2)"
 if [ -f "$WORK/mismatch" ]; then exit 2; fi
 
+# the same pairs as examples/dedup_pairs.sql finds them since 0.3.0: 4 blocks (4 keys per row,
+# simhash_blocks(fp, 3, 4)), each key's rows searched in memory by simhash_key_partners on the
+# shard that holds the key, the rows in a pair kept with their partners; then the pairs
+M4=$((K + 1))
+q "$C" >/dev/null <<SQL
+CREATE TABLE cb_keys4 (block int, key bigint, id bigint, fp simhash);
+SELECT create_distributed_table('cb_keys4', 'key', colocate_with := 'none', shard_count := $SHARDS);
+CREATE TABLE cb_paired (key bigint, id bigint, partners bigint[]);
+SELECT create_distributed_table('cb_paired', 'key', colocate_with := 'cb_keys4');
+CREATE TABLE cb_pairs4 (a bigint, b bigint);
+SQL
+step keys4 "" "INSERT INTO cb_keys4 SELECT k.block, k.key, d.id, d.fp FROM cb_docs d, simhash_blocks(d.fp, $K, $M4) k;"
+step keys4_vacuum "" "VACUUM (ANALYZE) cb_keys4;"
+PARTNERS_SQL="SELECT key, id, partners FROM (SELECT key, id, simhash_key_partners(id, fp, block, $K, $M4) OVER (PARTITION BY key) AS partners FROM cb_keys4) k WHERE cardinality(partners) > 0"
+plan partners "" "INSERT INTO cb_paired $PARTNERS_SQL"
+step partners "SET maintenance_work_mem = '2GB';" "INSERT INTO cb_paired $PARTNERS_SQL;
+SELECT 'res', count(*), pg_table_size('cb_paired') FROM cb_paired;"
+step pairs4 "" "INSERT INTO cb_pairs4 SELECT id, p FROM cb_paired, unnest(partners) p WHERE id < p;
+SELECT 'res', count(*) FROM cb_pairs4;"
+step members4 "" "CREATE TEMP TABLE cb_members AS SELECT id FROM cb_paired; SELECT 'res', count(*), count(DISTINCT id) FROM cb_members;"
+[ "$(res_of pairs4 1)" = "$PAIRS" ] || mismatch "simhash_key_partners found $(res_of pairs4 1) pairs, the single-node index self-join $PAIRS"
+[ "$(qt "$C" -c "SELECT count(*) FROM (SELECT a, b FROM cb_pairs EXCEPT SELECT a, b FROM cb_pairs4) x")" = 0 ] ||
+	mismatch "pairs of the key join missing from simhash_key_partners' pairs"
+if [ -f "$WORK/mismatch" ]; then exit 2; fi
+log "EXPLAIN ANALYZE of the partner search (citus.max_adaptive_executor_pool_size = 1)"
+qt "$C" >"$WORK/explain4.json" <<SQL
+SET citus.explain_all_tasks = on;
+SET citus.max_adaptive_executor_pool_size = 1;
+SET maintenance_work_mem = '2GB';
+EXPLAIN (ANALYZE, BUFFERS OFF, TIMING OFF, FORMAT JSON) SELECT count(*) FROM ($PARTNERS_SQL) x;
+SQL
+qt "$C" -c "SELECT shardid, result FROM run_command_on_shards('cb_keys4', 'SELECT count(*) FROM %s')" | sed "s/^/count4\t/" >>"$RES"
+
 # per shard task: EXPLAIN ANALYZE, each worker running its tasks one at a time
 log "EXPLAIN ANALYZE of the distributed join (citus.max_adaptive_executor_pool_size = 1)"
 qt "$C" >"$WORK/explain.json" <<SQL
@@ -444,6 +487,65 @@ print(f"{'examples/dedup_pairs.sql -v table=cb_docs -v radius=3 (report)':64s} |
       f"{t('script') / lead:.2f} x simhash_leader's time (client wall clock)")
 for n in notices:
     print(f"    NOTICE: {n}")
+print()
+
+# the partner search (simhash_key_partners, 4 blocks): steps, and its shard tasks one at a time
+print(f"== distributed, by simhash_key_partners ({K + 1} blocks: {K + 1} keys per row, each key's rows searched in memory) ==")
+print(f"{'step':64s} | {'time s':>8s} | result")
+print("-" * 104)
+part4 = [
+    (f"1. keys: INSERT INTO cb_keys4 ... simhash_blocks(d.fp, {K}, {K + 1})", "keys4", ""),
+    ("   VACUUM ANALYZE cb_keys4", "keys4_vacuum", ""),
+    ("2. simhash_key_partners OVER (PARTITION BY key) into cb_paired", "partners",
+     f"{r('partners'):,} rows in pairs (per key), {mb(r('partners', 1)):.0f} MB on the workers"),
+    ("2'. the pairs into coordinator table cb_pairs4", "pairs4", f"{r('pairs4'):,} pairs"),
+    ("2''. the rows in pairs to the coordinator (ids)", "members4", f"{r('members4'):,} rows, {r('members4', 1):,} ids"),
+]
+for label, name, res in part4:
+    print(f"{label:64s} | {s(t(name)):>8s} | {res}")
+job4 = t("keys4") + t("keys4_vacuum") + t("partners") + t("pairs4") + t("members4") + t("groups")
+print(f"{'dedup job = 1 (with VACUUM) + 2 + 2' + chr(39) + ' + 2' + chr(39) * 2 + ' + groups (3 above)':64s} | {s(job4):>8s} | "
+      f"{job4 / t('component'):.2f} x simhash_component's time; the key join's job / this = {job / job4:.2f}")
+ex4 = json.load(open(env["BENCH_EXPLAIN"].replace("explain.json", "explain4.json")))
+tasks4 = []
+def find_tasks4(n):
+    if isinstance(n, dict) and "Tasks" in n:
+        tasks4.extend(n["Tasks"])
+def walk4(node):
+    find_tasks4(node)
+    if isinstance(node, dict):
+        for v in node.values():
+            if isinstance(v, (dict, list)):
+                walk4(v)
+    elif isinstance(node, list):
+        for v in node:
+            walk4(v)
+walk4(ex4[0])
+per4 = defaultdict(list)
+for tk in tasks4:
+    port = re.search(r"port=(\d+)", tk.get("Node", "")).group(1)
+    times = []
+    def g(n):
+        if isinstance(n, dict):
+            if "Execution Time" in n:
+                times.append(n["Execution Time"])
+            for v in n.values():
+                if isinstance(v, (dict, list)):
+                    g(v)
+        elif isinstance(n, list):
+            for v in n:
+                g(v)
+    g(tk)
+    per4[port].append(max(times) / 1000.0 if times else 0.0)
+tot4 = sum(sum(v) for v in per4.values())
+for port in sorted(per4):
+    v = per4[port]
+    print(f"  worker port {port}: {len(v)} tasks, task time sum {s(sum(v))} s, largest {s(max(v))} s")
+print(f"  partner search tasks together: {s(tot4)} s = {tot4 / t('component'):.2f} x simhash_component on one node "
+      f"({s(t('component'))} s); with the keys written: {s(tot4 + t('keys4') + t('keys4_vacuum'))} s = "
+      f"{(tot4 + t('keys4') + t('keys4_vacuum')) / t('component'):.2f} x")
+print(f"  (examples/dedup_pairs.sql above runs this method: {s(t('script'))} s end to end = "
+      f"{t('script') / t('component'):.2f} x simhash_component)")
 print()
 
 # per task

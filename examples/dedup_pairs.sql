@@ -1,7 +1,7 @@
 -- examples/dedup_pairs.sql: remove (or flag) the near-duplicates of a table,
 -- keeping one row per group, by finding the pairs within the radius as an
--- equi-join on pigeonhole keys (simhash_blocks) instead of the window
--- functions. Written for Citus distributed tables, where it keeps the rows
+-- search of each pigeonhole key's rows (simhash_blocks, simhash_key_partners)
+-- instead of the window functions. Written for Citus distributed tables, where it keeps the rows
 -- on the workers: only the pairs (and their ids) reach the coordinator. It
 -- works on a plain table too, where the key join can run as a parallel hash
 -- join. Run with psql, with the variables of examples/dedup.sql:
@@ -25,19 +25,21 @@
 --      the radius, so each fingerprint's first row in the keep order stands
 --      for all of them (and exact copies cost nothing below);
 --   2. each distinct fingerprint's C(m, radius) keys, spread by key;
---   3. the self-join on (block, key) with the distance check, each pair once
---      (simhash_first_shared_block): shard-local, the pairs go to the
---      coordinator;
+--   3. the rows of each key searched in memory (simhash_key_partners over
+--      PARTITION BY key: each pair once, in its first shared key),
+--      shard-local; the pairs, and the rows in them with their keep value,
+--      go to the coordinator;
 --   4. on the coordinator: the ids in pairs ranked in the keep order, and
 --      simhash_pair_groups over the ranked pairs (the window functions'
 --      rules: the same groups as examples/dedup.sql);
 --   5. every row with its kept row, spread back like the table, and the
 --      delete or flag, shard by shard.
 -- Work per distinct fingerprint: C(m, r) key rows and about
--- n * C(m, r) / 2^(64 (m - r) / m) candidate comparisons for n distinct
--- fingerprints. Small radii are cheap (r = 3 at 10M: m = 5, 10 keys, ~2
--- candidates); the default radius 8 needs 165 to 495 keys per fingerprint at
--- 1M to 10M rows: on one machine, examples/dedup.sql is the better tool there.
+-- n * C(m, r) / 2^(64 (m - r) / m) candidate comparisons in memory for n
+-- distinct fingerprints; a key row costs about as much as 1,000 comparisons.
+-- Small radii are cheap (r = 3: m = 4, 4 keys, ~610 comparisons at 10M
+-- rows); the default radius 8 takes 45 keys per fingerprint (m = 10) at 1M
+-- to 10M rows: on one machine, examples/dedup.sql is the better tool there.
 --
 -- Guarantees, as examples/dedup.sql: identifiers quoted; the table locked
 -- against concurrent writes (SHARE ROW EXCLUSIVE) for the transaction; NULL
@@ -85,7 +87,7 @@ DECLARE
   dist_col text;
   distributed bool := false;
   schema_name text;
-  w_rows text; w_reps text; w_keys text; w_groups text; w_drop text;
+  w_rows text; w_reps text; w_keys text; w_win text; w_groups text; w_drop text;
   m int;
   keys_per_fp numeric;
   cost numeric;
@@ -118,18 +120,20 @@ BEGIN
     w_rows := format('%I.%I', schema_name, 'simhash_dedup_rows_' || pg_backend_pid());
     w_reps := format('%I.%I', schema_name, 'simhash_dedup_reps_' || pg_backend_pid());
     w_keys := format('%I.%I', schema_name, 'simhash_dedup_keys_' || pg_backend_pid());
+    w_win := format('%I.%I', schema_name, 'simhash_dedup_paired_' || pg_backend_pid());
     w_groups := format('%I.%I', schema_name, 'simhash_dedup_kept_' || pg_backend_pid());
     w_drop := format('%I.%I', schema_name, 'simhash_dedup_drop_' || pg_backend_pid());
   ELSE
     w_rows := 'pg_temp.simhash_dedup_rows';
     w_reps := 'pg_temp.simhash_dedup_reps';
     w_keys := 'pg_temp.simhash_dedup_keys';
+    w_win := 'pg_temp.simhash_dedup_paired';
     w_groups := 'pg_temp.simhash_dedup_kept';
     w_drop := 'pg_temp.simhash_dedup_drop';
   END IF;
   PERFORM set_config('simhash_dedup.drop_table', w_drop, true),
           set_config('simhash_dedup.work_tables',
-                     CASE WHEN distributed THEN concat_ws(', ', w_rows, w_reps, w_keys, w_groups, w_drop) ELSE '' END, true);
+                     CASE WHEN distributed THEN concat_ws(', ', w_rows, w_reps, w_keys, w_win, w_groups, w_drop) ELSE '' END, true);
 
   -- the work tables, all created before any statement touches the shards
   -- (Citus distributes a table in a transaction only before parallel work)
@@ -140,6 +144,9 @@ BEGIN
                  w_reps, w_rows, CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
   EXECUTE format('CREATE %s TABLE %s (block int, key bigint, id bigint, ord %s, fp %s.simhash) %s',
                  CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_keys, keep_type, ext,
+                 CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
+  EXECUTE format('CREATE %s TABLE %s (key bigint, id bigint, ord %s, fpkey bigint, partners bigint[]) %s',
+                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_win, keep_type,
                  CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
   EXECUTE format('CREATE %s TABLE %s (fpkey bigint, keep_id bigint, keep_fp %s.simhash) %s',
                  CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_groups, ext,
@@ -152,6 +159,7 @@ BEGIN
     EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := $2)' USING w_reps::regclass, w_rows;
     EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := $2)' USING w_groups::regclass, w_rows;
     EXECUTE 'SELECT create_distributed_table($1, ''key'', colocate_with := ''none'')' USING w_keys::regclass;
+    EXECUTE 'SELECT create_distributed_table($1, ''key'', colocate_with := $2)' USING w_win::regclass, w_keys;
     -- the rows to act on, placed like the table when it is spread by the id,
     -- else copied to every node (a reference table) to join with any shard
     IF dist_col = id_col THEN
@@ -160,10 +168,7 @@ BEGIN
       EXECUTE 'SELECT create_reference_table($1)' USING w_drop::regclass;
     END IF;
   END IF;
-  CREATE TEMP TABLE simhash_dedup_pairs (a bigint, a_ord bigint, a_fp bigint, b bigint, b_ord bigint, b_fp bigint)
-    ON COMMIT DROP;
-  EXECUTE format('ALTER TABLE pg_temp.simhash_dedup_pairs ALTER a_ord TYPE %1$s USING NULL, ALTER b_ord TYPE %1$s USING NULL',
-                 keep_type);
+  CREATE TEMP TABLE simhash_dedup_pairs (a bigint, b bigint) ON COMMIT DROP;
 
   -- no concurrent writes while the groups are computed and acted on
   EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
@@ -177,9 +182,9 @@ BEGIN
                  w_reps, w_rows, ord);
   GET DIAGNOSTICS n_distinct = ROW_COUNT;
 
-  -- 2. the number of blocks: given, or the least work (keys written, at 20
-  -- candidate comparisons each, plus the candidates expected among random
-  -- fingerprints)
+  -- 2. the number of blocks: given, or the least work (keys written, at
+  -- 1,000 candidate comparisons each, plus the candidates expected among
+  -- random fingerprints, compared in memory)
   IF blocks_text <> '' THEN
     IF blocks_text !~ '^\s*\d{1,2}\s*$' THEN
       RAISE EXCEPTION 'blocks "%" is not a number of blocks from radius + 1 = % to 64', blocks_text, radius + 1;
@@ -192,7 +197,7 @@ BEGIN
         keys_per_fp := keys_per_fp * (mm - radius + i) / i;
       END LOOP;
       EXIT WHEN round(keys_per_fp) > 10000;
-      cost := keys_per_fp * 20 + keys_per_fp * greatest(n_distinct, 1) / power(2::numeric, 64.0 * (mm - radius) / mm);
+      cost := keys_per_fp * 1000 + keys_per_fp * greatest(n_distinct, 1) / power(2::numeric, 64.0 * (mm - radius) / mm);
       IF best_cost IS NULL OR cost < best_cost THEN
         best_cost := cost;
         m := mm;
@@ -206,22 +211,27 @@ BEGIN
   EXECUTE format('INSERT INTO %s SELECT k.block, k.key, p.id, p.ord, p.fp FROM %s p, %s.simhash_blocks(p.fp, %s, %s) k',
                  w_keys, w_reps, ext, radius, m);
 
-  -- 3. the pairs within the radius, each once
-  EXECUTE format('INSERT INTO pg_temp.simhash_dedup_pairs
-                  SELECT a.id, a.ord, a.fp::bigint, b.id, b.ord, b.fp::bigint
-                  FROM %1$s a JOIN %1$s b
-                    ON a.key = b.key AND a.block = b.block AND a.id < b.id
-                  WHERE %2$s.hamming(a.fp, b.fp) <= %3$s
-                    AND %2$s.simhash_first_shared_block(a.fp, b.fp, %3$s, %4$s) = a.block',
-                 w_keys, ext, radius, m);
+  -- 3. the pairs within the radius, each once: every key's rows searched in
+  -- memory, on the shard that holds the key; kept are the rows in a pair,
+  -- with their partners
+  EXECUTE format('INSERT INTO %1$s
+                  SELECT key, id, ord, fp::bigint, partners
+                  FROM (SELECT key, id, ord, fp,
+                               %2$s.simhash_key_partners(id, fp, block, %3$s, %4$s)
+                                 OVER (PARTITION BY key) AS partners
+                        FROM %5$s) k
+                  WHERE cardinality(partners) > 0',
+                 w_win, ext, radius, m, w_keys);
+  EXECUTE format('INSERT INTO pg_temp.simhash_dedup_pairs SELECT id, p FROM %s, unnest(partners) p WHERE id < p',
+                 w_win);
   GET DIAGNOSTICS n_pairs = ROW_COUNT;
 
   -- 4. on the coordinator: the ids in pairs ranked in the keep order, grouped
+  EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS SELECT id, ord, fpkey FROM %s',
+                 w_win);
   EXECUTE format('CREATE TEMP TABLE simhash_dedup_ranked ON COMMIT DROP AS
                   SELECT id, fpkey, row_number() OVER (ORDER BY %s) AS rnk
-                  FROM (SELECT DISTINCT ON (id) id, ord, fpkey
-                        FROM (SELECT a, a_ord, a_fp FROM pg_temp.simhash_dedup_pairs
-                              UNION ALL SELECT b, b_ord, b_fp FROM pg_temp.simhash_dedup_pairs) u(id, ord, fpkey)
+                  FROM (SELECT DISTINCT ON (id) id, ord, fpkey FROM pg_temp.simhash_dedup_members
                         ORDER BY id) d', ord);
   EXECUTE format('INSERT INTO %s
                   SELECT r.fpkey, k.id, k.fpkey::%s.simhash

@@ -80,7 +80,69 @@ SELECT r, m,
                                 AND a.fp <~> b.fp <= r
                                 AND simhash_first_shared_block(a.fp, b.fp, r, m) = ka.block) x) AS by_keys
 FROM (VALUES (3, 5), (3, 6), (7, 10)) rm(r, m);
-DROP TABLE pr;
+
+-- simhash_key_partners over PARTITION BY key: each key's rows
+-- searched in memory give the same pairs as the key join, each once (the
+-- partner lists hold each pair on both rows). Exact copies (pairs of equal
+-- fingerprints share every key: block 0 reports them), a row without a
+-- fingerprint, and a key held by 800 rows (block 0 of the rows 5001..5800
+-- is zero: the large partition is searched by multi-index hashing instead
+-- of comparing every pair).
+INSERT INTO pr SELECT 4000 + id, fp FROM pr WHERE id % 100 = 0;
+INSERT INTO pr VALUES (4999, NULL);
+INSERT INTO pr SELECT 5000 + g, (((('x' || left(md5((g / 4)::text), 16))::bit(64)::bigint)
+                          # CASE WHEN g % 4 = 0 THEN 0 ELSE 1::bigint << (g % 61) END)
+                         & ~x'1111111111111111'::bigint)::simhash
+FROM generate_series(1, 800) g;
+CREATE TABLE pr_keys AS SELECT k.block, k.key, p.id, p.fp FROM pr p, simhash_blocks(p.fp, 3, 4) k;
+INSERT INTO pr_keys SELECT 0, 0, 4999, NULL;
+SELECT max(n) AS largest_key FROM (SELECT count(*) AS n FROM pr_keys GROUP BY block, key) k;
+CREATE FUNCTION pr_partner_pairs(r int, m int) RETURNS TABLE (a int, b int) LANGUAGE sql AS $fn$
+    SELECT k.id, p FROM (SELECT id, simhash_key_partners(id, fp, block, r, m) OVER (PARTITION BY key) AS ps
+                         FROM (SELECT k.block, k.key, p.id, p.fp FROM pr p, simhash_blocks(p.fp, r, m) k) x) k,
+                        unnest(k.ps) p
+    WHERE k.id < p
+$fn$;
+SELECT r, m,
+       (SELECT count(*) FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) AS direct,
+       (SELECT count(*) FROM pr_partner_pairs(r, m)) AS by_partners,
+       (SELECT count(*) FROM (SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r
+                              EXCEPT SELECT * FROM pr_partner_pairs(r, m)) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM pr_partner_pairs(r, m)
+                              EXCEPT ALL SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) x) AS extra
+FROM (VALUES (0, 1), (3, 4), (3, 5), (7, 8), (7, 10)) rm(r, m);
+-- the partner lists: both sides of each pair, ascending; NULL without a
+-- fingerprint, an empty list for a row with no pair in its key
+SELECT id, block, simhash_key_partners(id, fp, block, 3, 4) OVER (PARTITION BY key)
+FROM pr_keys WHERE id IN (3, 4, 5, 300, 4300, 4999) OR (key = (SELECT key FROM pr_keys WHERE id = 300 AND block = 0) AND block = 0)
+ORDER BY id, block;
+SELECT simhash_key_partners(id, fp, block, NULL, 4) OVER (PARTITION BY key) FROM pr_keys WHERE id = 300;
+-- keys of different blocks can be equal (here 0: every bit of the chosen
+-- blocks zero): one partition, each block's rows searched apart; the pairs
+-- once each, (1, 2) in block 0, (1, 3) and (2, 3) in block 4 ({1, 2}: the
+-- first two blocks where they agree)
+SELECT k.block, k.key, v.id, simhash_key_partners(v.id, v.fp, k.block, 3, 5) OVER (PARTITION BY k.key) AS partners
+FROM (VALUES (1, '0000000000000000'::simhash), (2, '0000000000000000'), (3, '0000000000000001')) v(id, fp),
+     simhash_blocks(v.fp, 3, 5) k
+ORDER BY cardinality(simhash_key_partners(v.id, v.fp, k.block, 3, 5) OVER (PARTITION BY k.key)) DESC, k.block, v.id
+LIMIT 6;
+-- errors: two keys in one partition, a block that is not a key's, NULL id,
+-- the radius and blocks checked as simhash_blocks checks them, memory
+SELECT simhash_key_partners(id, fp, block, 3, 4) OVER (ORDER BY id) FROM pr_keys WHERE block = 0 AND id IN (1, 300);
+SELECT simhash_key_partners(id, fp, 4, 3, 4) OVER () FROM pr_keys WHERE id = 1;
+SELECT simhash_key_partners(NULL, fp, block, 3, 4) OVER (PARTITION BY key) FROM pr_keys WHERE id = 1;
+SELECT simhash_key_partners(id, fp, block, 64, 65) OVER (PARTITION BY key) FROM pr_keys WHERE id = 1;
+SELECT simhash_key_partners(id, fp, block, 3, 3) OVER (PARTITION BY key) FROM pr_keys WHERE id = 1;
+SET maintenance_work_mem = '1MB';
+SELECT sum(cardinality(p)) FROM (SELECT simhash_key_partners(g, '0000000000000000', 0, 3, 4) OVER () AS p
+                                 FROM generate_series(1, 30000) g) x;
+SELECT sum(cardinality(p)) FROM (SELECT simhash_key_partners(g, '0000000000000000', 0, 3, 4) OVER () AS p
+                                 FROM generate_series(1, 5000) g) x;
+SELECT sum(cardinality(p)) FROM (SELECT simhash_key_partners(g, '0000000000000000', 0, 3, 4) OVER () AS p
+                                 FROM generate_series(1, 100) g) x;
+RESET maintenance_work_mem;
+DROP FUNCTION pr_partner_pairs(int, int);
+DROP TABLE pr, pr_keys;
 
 -- simhash_pair_groups: groups from a pair list, with the window functions'
 -- rules (ids taken in ascending order). On 3,000 rows with near-copies and

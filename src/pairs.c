@@ -30,6 +30,7 @@
 #include "simhash.h"
 #include "binomial.h"
 #include "grouping.h"
+#include "pigeonhole.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -51,23 +52,21 @@ pairs_choose(int n, int k)
 	return c > PAIRS_MAX_KEYS ? PAIRS_MAX_KEYS + 1 : (int64) c;
 }
 
-/*
- * The radius (argument argno) and the number of blocks (argument argno + 1
- * when given, else radius + 1), checked: 0 <= r < m <= 64, and at most
- * PAIRS_MAX_KEYS keys per fingerprint.
- */
-static void
-pairs_args(FunctionCallInfo fcinfo, int argno, int *radius, int *nblocks)
+/* The radius of pigeonhole keys, checked: 0 <= r < 64. */
+void
+sh_pigeon_check_radius(int32 r)
 {
-	int32		r = PG_GETARG_INT32(argno);
-	int32		m;
-
 	if (r < 0 || r > SIMHASH_BITS - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("radius %d is out of range for pigeonhole blocks", r),
 				 errdetail("The radius must be between 0 and 63: the 64 bits are cut into at least radius + 1 blocks.")));
-	m = PG_NARGS() > argno + 1 ? PG_GETARG_INT32(argno + 1) : r + 1;
+}
+
+/* The number of blocks for a valid radius r, checked: r < m <= 64, at most PAIRS_MAX_KEYS keys. */
+void
+sh_pigeon_check_blocks(int32 r, int32 m)
+{
 	if (m <= r || m > SIMHASH_BITS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -79,6 +78,21 @@ pairs_args(FunctionCallInfo fcinfo, int argno, int *radius, int *nblocks)
 				 errmsg("%d blocks at radius %d give more than %d keys per fingerprint", m, r, PAIRS_MAX_KEYS),
 				 errdetail("Each fingerprint gets C(blocks, radius) keys."),
 				 errhint("Use fewer blocks.")));
+}
+
+/*
+ * The radius (argument argno) and the number of blocks (argument argno + 1
+ * when given, else radius + 1), checked.
+ */
+static void
+pairs_args(FunctionCallInfo fcinfo, int argno, int *radius, int *nblocks)
+{
+	int32		r = PG_GETARG_INT32(argno);
+	int32		m;
+
+	sh_pigeon_check_radius(r);
+	m = PG_NARGS() > argno + 1 ? PG_GETARG_INT32(argno + 1) : r + 1;
+	sh_pigeon_check_blocks(r, m);
 	*radius = r;
 	*nblocks = m;
 }
@@ -123,12 +137,8 @@ simhash_blocks(PG_FUNCTION_ARGS)
 
 /*
  * simhash_first_shared_block(a, b, r [, m]): the number of the first key a
- * and b share, NULL when none (then they are more than r bits apart).
- *
- * The keys they share are the choices among the blocks where they agree;
- * the first in lexicographic order is the first m - r of those blocks, and
- * its number is its rank among all choices: for each chosen block, the
- * choices that put a smaller block in that place come before it.
+ * and b share, NULL when none (then they are more than r bits apart); see
+ * sh_pigeon_first_shared.
  */
 PG_FUNCTION_INFO_V1(simhash_first_shared_block);
 Datum
@@ -136,28 +146,15 @@ simhash_first_shared_block(PG_FUNCTION_ARGS)
 {
 	SimHash		diff = PG_GETARG_SIMHASH(0) ^ PG_GETARG_SIMHASH(1);
 	int			r,
-				m,
-				k;
+				m;
 	uint64		masks[SIMHASH_BITS];
-	int			chosen[SIMHASH_BITS];
-	int			nchosen = 0;
-	int64		rank = 0;
-	int			prev = -1;
+	int64		rank;
 
 	pairs_args(fcinfo, 2, &r, &m);
-	k = m - r;
 	mih_default_masks(m, masks);
-	for (int j = 0; j < m && nchosen < k; j++)
-		if ((diff & masks[j]) == 0)
-			chosen[nchosen++] = j;
-	if (nchosen < k)
+	rank = sh_pigeon_first_shared(diff, r, m, masks);
+	if (rank < 0)
 		PG_RETURN_NULL();
-	for (int i = 0; i < k; i++)
-	{
-		for (int v = prev + 1; v < chosen[i]; v++)
-			rank += pairs_choose(m - 1 - v, k - 1 - i);
-		prev = chosen[i];
-	}
 	PG_RETURN_INT32((int32) rank);
 }
 
