@@ -335,7 +335,7 @@ step keys4_vacuum "" "VACUUM (ANALYZE) cb_keys4;"
 PARTNERS_SQL="SELECT key, id, partners FROM (SELECT key, id, simhash_key_partners(id, fp, block, $K, $M4) OVER (PARTITION BY key) AS partners FROM cb_keys4) k WHERE cardinality(partners) > 0"
 plan partners "" "INSERT INTO cb_paired $PARTNERS_SQL"
 step partners "SET maintenance_work_mem = '2GB';" "INSERT INTO cb_paired $PARTNERS_SQL;
-SELECT 'res', count(*), pg_table_size('cb_paired') FROM cb_paired;"
+SELECT 'res', count(*), citus_table_size('cb_paired') FROM cb_paired;"
 step pairs4 "" "INSERT INTO cb_pairs4 SELECT id, p FROM cb_paired, unnest(partners) p WHERE id < p;
 SELECT 'res', count(*) FROM cb_pairs4;"
 step members4 "" "CREATE TEMP TABLE cb_members AS SELECT id FROM cb_paired; SELECT 'res', count(*), count(DISTINCT id) FROM cb_members;"

@@ -24,7 +24,9 @@
  * each pair is reported once, and a pair of identical fingerprints (which
  * share every key) in block 0.
  *
- * The result, for every row with a fingerprint: the ids of its partners in
+ * The radius and the number of blocks are read from the row the partition
+ * is first computed for (constants in practice). The result, for every row
+ * with a fingerprint: the ids of its partners in
  * the pairs this partition reports, ascending (an empty array when it has
  * none here); NULL for a row without a fingerprint. The self-join on the
  * keys it replaces wrote a row per candidate; this keeps the candidates in
@@ -98,6 +100,13 @@ key_add_edge(KeySearch *ks, uint32 a, uint32 b)
 
 		if (ks->used + more * KEY_BYTES_PER_PAIR > ks->limit)
 			more = ks->maxedges + 1;
+		/* partner offsets are 32-bit: each pair takes two */
+		if (ks->nedges >= PG_UINT32_MAX / 2 - 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("simhash_key_partners found more than %u pairs in one key",
+							PG_UINT32_MAX / 2 - 1),
+					 errhint("Cut the fingerprints into more blocks, so that fewer share a key.")));
 		if (ks->used + more * KEY_BYTES_PER_PAIR > ks->limit)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
