@@ -37,9 +37,9 @@
 -- Work per distinct fingerprint: C(m, r) key rows and about
 -- n * C(m, r) / 2^(64 (m - r) / m) candidate comparisons in memory for n
 -- distinct fingerprints; a key row costs about as much as 1,000 comparisons.
--- Small radii are cheap (r = 3: m = 4, 4 keys, ~610 comparisons at 10M
--- rows); the default radius 8 takes 45 keys per fingerprint (m = 10) at 1M
--- to 10M rows: on one machine, examples/dedup.sql is the better tool there.
+-- Small radii are cheap (r = 3: m = 4, 4 keys, ~610 comparisons at 10M rows);
+-- the default radius 8 takes 9 keys per fingerprint up to about 600,000 distinct
+-- fingerprints, then 45 (m = 10) to about 20M: examples/dedup.sql is cheaper there.
 --
 -- Guarantees, as examples/dedup.sql: identifiers quoted; the table locked
 -- against concurrent writes (SHARE ROW EXCLUSIVE) for the transaction; NULL
