@@ -133,29 +133,37 @@ SELECT :hits_warm < :hits_off AS fewer_pages, :hits_off - :hits_warm >= 3 * 4 AS
 -- already checked; a row inserted since (at the end of the pending list, or
 -- merged into a new run) is still found, and so are matches that were there.
 -- Each query point twice in a row (a nested loop over the points, then the
--- two copies), at radius 3 and then 2 (a ball inside a remembered one)
+-- two copies), at radius 3 and then 2 (searched anew: see below)
 INSERT INTO sh_cache SELECT 50000 + qid, fp # '0000000000000001' FROM sh_cache_q WHERE qid % 4 = 0;
 SELECT pending_entries > 0 AS matches_pending FROM simhash_index_info('sh_cache_fp_idx');
-CREATE FUNCTION sh_cache_twice(path text) RETURNS TABLE (qid int, k int, r int, id int)
+-- each query point's radii in the order given (the VALUES list refers to
+-- the point, so the points are the outer side of the nested loop)
+CREATE FUNCTION sh_cache_twice(path text, radii int[]) RETURNS TABLE (qid int, k int, r int, id int)
 LANGUAGE plpgsql AS $fn$
 BEGIN
     PERFORM set_config('enable_seqscan', (path = 'seq')::text, true);
     PERFORM set_config('enable_indexscan', (path = 'index')::text, true);
     PERFORM set_config('enable_bitmapscan', 'off', true);
-    RETURN QUERY EXECUTE 'SELECT q.qid, rr.k, rr.r, t.id FROM sh_cache_q q,
-        LATERAL (VALUES (1, 3), (2, 3), (3, 2 + 0 * q.qid)) rr(k, r),
-        LATERAL (SELECT s.id FROM sh_cache s WHERE s.fp <~> q.fp <= rr.r) t';
+    RETURN QUERY EXECUTE format('SELECT q.qid, rr.k, rr.r, t.id FROM sh_cache_q q,
+        LATERAL (VALUES %s) rr(k, r),
+        LATERAL (SELECT s.id FROM sh_cache s WHERE s.fp <~> q.fp <= rr.r) t',
+        (SELECT string_agg(format('(%s, %s + 0 * q.qid)', u.n, u.v), ', ' ORDER BY u.n)
+         FROM unnest(radii) WITH ORDINALITY u(v, n)));
     PERFORM set_config('enable_seqscan', 'on', true);
     PERFORM set_config('enable_indexscan', 'on', true);
     PERFORM set_config('enable_bitmapscan', 'on', true);
 END
 $fn$;
-SELECT count(*) AS pairs,
-       (SELECT count(*) FROM (SELECT * FROM sh_cache_twice('index') EXCEPT ALL
-                              SELECT * FROM sh_cache_twice('seq')) x) AS extra,
-       (SELECT count(*) FROM (SELECT * FROM sh_cache_twice('seq') EXCEPT ALL
-                              SELECT * FROM sh_cache_twice('index')) x) AS missing
-FROM sh_cache_twice('seq');
+CREATE FUNCTION sh_cache_twice_check(radii int[], OUT pairs bigint, OUT extra bigint, OUT missing bigint)
+LANGUAGE sql AS $fn$
+SELECT count(*),
+       (SELECT count(*) FROM (SELECT * FROM sh_cache_twice('index', radii) EXCEPT ALL
+                              SELECT * FROM sh_cache_twice('seq', radii)) x),
+       (SELECT count(*) FROM (SELECT * FROM sh_cache_twice('seq', radii) EXCEPT ALL
+                              SELECT * FROM sh_cache_twice('index', radii)) x)
+FROM sh_cache_twice('seq', radii);
+$fn$;
+SELECT * FROM sh_cache_twice_check('{3,3,2}');
 SELECT sh_cache_hits('fedcba9876543210', 3) AS hits_first \gset
 SELECT sh_cache_hits('fedcba9876543210', 3) AS hits_again \gset
 SELECT :hits_again < :hits_first AS fewer_pages_again;
@@ -166,7 +174,6 @@ SELECT count(*) AS found_pending_again FROM sh_cache WHERE fp <~> 'fedcba9876543
 INSERT INTO sh_cache SELECT g, sh_cache_fp(g - 60000) # '000000ff00000000' FROM generate_series(60002, 60200) g;
 SELECT count(*) AS found_in_run FROM sh_cache WHERE fp <~> 'fedcba9876543210' <= 3;
 DELETE FROM sh_cache WHERE id > 50000;
-DROP FUNCTION sh_cache_twice(text);
 
 -- so small that summaries are dropped while a scan of the nested loop uses
 -- them: the scan keeps its own until it moves on
@@ -236,6 +243,15 @@ DELETE FROM sh_cache WHERE id % 3 = 0;
 SELECT * FROM sh_cache_check();
 VACUUM sh_cache;
 SELECT * FROM sh_cache_check();
+-- runs that serve only some tables now (a fold moved a table of every run
+-- into a new run): what such a run reports depends on the radius (an entry
+-- is reported by the first table whose block is near enough, which may be
+-- in another run), so a search that found nothing in it at one radius says
+-- nothing of another radius; each radius from 12 down to 0, twice (and
+-- below, a case that probes at radius 4)
+SELECT bool_or(t <> '{0,1,2,3}') AS partial_runs FROM simhash_index_info('sh_cache_fp_idx'), unnest(run_tables) t;
+SELECT * FROM sh_cache_twice_check('{12,12,8,8,5,5,3,3,2,2,1,1,0,0}');
+DROP FUNCTION sh_cache_twice_check(int[]), sh_cache_twice(text, int[]);
 
 -- REINDEX and TRUNCATE give the index a new file whose serials start
 -- again: nothing remembered of the old one may be used
@@ -244,6 +260,29 @@ SELECT * FROM sh_cache_check();
 TRUNCATE sh_cache;
 INSERT INTO sh_cache SELECT g, sh_cache_fp(40001 - g) FROM generate_series(1, 36000) g;
 SELECT * FROM sh_cache_check();
+
+-- A folded index large enough that radius 4 probes rather than reads table
+-- 0 whole: query points one bit (in block 0) from a row. Radius 4 gives
+-- table 0 one bit, so the row is table 0's, in the run that took table 0
+-- from every run; radius 3 gives it none, so the row is table 1's, in a run
+-- that no longer serves table 0 and reported nothing at radius 4. Each
+-- point's radii from 6 down to 1 in one nested loop: every row is found.
+CREATE TABLE sh_fold (id int, fp simhash) WITH (autovacuum_enabled = false);
+INSERT INTO sh_fold SELECT g, ('x' || left(md5(g::text), 16))::bit(64)::simhash FROM generate_series(1, 100000) g;
+CREATE INDEX sh_fold_idx ON sh_fold USING simhash (fp) WITH (pending_limit = 64);
+INSERT INTO sh_fold SELECT g, ('x' || left(md5(g::text), 16))::bit(64)::simhash FROM generate_series(100001, 104000) g;
+DELETE FROM sh_fold WHERE id % 3 = 0;
+VACUUM sh_fold;
+SELECT run_tables[1:2] AS first_runs_tables FROM simhash_index_info('sh_fold_idx');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS searches, count(*) FILTER (WHERE n = 1) AS found
+FROM (SELECT id, fp # '0000000000000001' AS q FROM sh_fold WHERE id % 1000 = 1) p,
+     LATERAL (VALUES (6 + 0 * p.id), (5), (4), (3), (2), (1)) rr(r),
+     LATERAL (SELECT count(*) AS n FROM sh_fold s WHERE s.fp <~> p.q <= rr.r) c;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE sh_fold;
 
 DROP FUNCTION sh_cache_cursor(), sh_cache_hits(simhash, int), sh_cache_check(text),
               sh_cache_pairs(text), sh_cache_fp(int);

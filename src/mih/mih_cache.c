@@ -556,18 +556,29 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
  * concurrently), with the same ball, and a user's "is there a near-copy?"
  * query before an INSERT is a third. When a run had no live entry within r
  * of q, it never will: a run only loses entries to dead marks, so the scan
- * may skip it for (q, r) and any smaller radius. The same holds for the
+ * may skip it for (q, r). The same holds for the
  * first n entries of a pending page: a page only grows at its end, and
  * only while it is the tail, and an entry is never removed from it, only
  * marked dead (src/mih/README, "Who changes what"); a page's serial names
  * one use of its block. Only the last ball's pending pages are kept (the
  * checks of one row follow one another); a few balls per run.
+ *
+ * A run's emptiness holds for that radius only, not for smaller ones: a
+ * search reports an entry from the first table whose block is within that
+ * table's share of the radius (mih_table_radii), and a run that VACUUM's
+ * table folds left serving only some tables leaves to another run the
+ * entries whose first table it lost. At a smaller radius the shares change
+ * and such an entry may fall to a table this run still serves (radius 4
+ * gives table 0 one bit, radius 3 none: an entry one bit away in block 0 is
+ * table 0's at 4 and table 1's at 3). Found by TAP 011 when smaller radii
+ * were allowed. The pending list is checked by distance alone, so a page
+ * without a match within r has none within any smaller radius.
  */
 bool
 mih_cache_run_empty(const MihRunSummary *s, SimHash q, int r)
 {
 	for (int i = 0; i < s->nempty; i++)
-		if (s->empty_q[i] == q && s->empty_r[i] >= r)
+		if (s->empty_q[i] == q && s->empty_r[i] == r)
 			return true;
 	return false;
 }
@@ -575,12 +586,8 @@ mih_cache_run_empty(const MihRunSummary *s, SimHash q, int r)
 void
 mih_cache_note_run_empty(MihRunSummary *s, SimHash q, int r)
 {
-	for (int i = 0; i < s->nempty; i++)
-		if (s->empty_q[i] == q)
-		{
-			s->empty_r[i] = Max(s->empty_r[i], r);
-			return;
-		}
+	if (mih_cache_run_empty(s, q, r))
+		return;
 	if (s->nempty < MIH_CACHE_EMPTY_BALLS)
 		s->nempty++;
 	s->empty_q[s->empty_next] = q;
