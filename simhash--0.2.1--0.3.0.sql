@@ -44,3 +44,23 @@ CREATE FUNCTION @extschema@.simhash_key_partners(id pg_catalog.int8, fp @extsche
     AS 'MODULE_PATHNAME', 'simhash_key_partners' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.simhash_key_partners(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
     IS 'window function over the rows of one pigeonhole key (PARTITION BY key from simhash_blocks(fp, radius, blocks)): the ids of the row''s partners in the pairs within radius whose first shared key it is';
+
+CREATE FUNCTION @extschema@.simhash_key_pack_transfn(pg_catalog.internal, pg_catalog.int8, @extschema@.simhash,
+                                                     pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
+    RETURNS pg_catalog.internal
+    AS 'MODULE_PATHNAME', 'simhash_key_pack_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION @extschema@.simhash_key_pack_finalfn(pg_catalog.internal)
+    RETURNS pg_catalog.bytea[]
+    AS 'MODULE_PATHNAME', 'simhash_key_pack_finalfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE @extschema@.simhash_key_pack(id pg_catalog.int8, fp @extschema@.simhash, radius pg_catalog.int4,
+                                              blocks pg_catalog.int4, targets pg_catalog.int4) (
+    SFUNC = @extschema@.simhash_key_pack_transfn, STYPE = pg_catalog.internal,
+    FINALFUNC = @extschema@.simhash_key_pack_finalfn,
+    PARALLEL = SAFE);
+COMMENT ON AGGREGATE @extschema@.simhash_key_pack(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
+    IS 'the pigeonhole keys (simhash_blocks(fp, radius, blocks)) of the group''s rows, packed: an array of one bytea per target (NULL when no key goes there) for simhash_pack_partners';
+CREATE FUNCTION @extschema@.simhash_pack_partners(packs pg_catalog.bytea[], radius pg_catalog.int4, blocks pg_catalog.int4)
+    RETURNS TABLE (id pg_catalog.int8, fp @extschema@.simhash, partners pg_catalog.int8[])
+    AS 'MODULE_PATHNAME', 'simhash_pack_partners' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 1000;
+COMMENT ON FUNCTION @extschema@.simhash_pack_partners(pg_catalog.bytea[], pg_catalog.int4, pg_catalog.int4)
+    IS 'the rows of one target''s key packs (simhash_key_pack) that are in a pair within radius whose first shared key is there, each with its partners'' ids';

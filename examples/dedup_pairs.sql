@@ -1,6 +1,6 @@
 -- examples/dedup_pairs.sql: remove (or flag) the near-duplicates of a table,
 -- keeping one row per group, by finding the pairs within the radius as an
--- search of each pigeonhole key's rows (simhash_blocks, simhash_key_partners)
+-- search of each pigeonhole key's rows (simhash_key_pack, simhash_pack_partners)
 -- instead of the window functions. Written for Citus distributed tables, where it keeps the rows
 -- on the workers: only the pairs (and their ids) reach the coordinator. It
 -- works on a plain table too, where the key join can run as a parallel hash
@@ -21,13 +21,18 @@
 --
 -- How (each step a statement that Citus runs on the workers, unless said):
 --   1. the rows with a fingerprint, as (fp, id, keep value), are spread by
---      fingerprint; rows with the same fingerprint are one group whatever
---      the radius, so each fingerprint's first row in the keep order stands
---      for all of them (and exact copies cost nothing below);
---   2. each distinct fingerprint's C(m, radius) keys, spread by key;
---   3. the rows of each key searched in memory (simhash_key_partners over
---      PARTITION BY key: each pair once, in its first shared key),
---      shard-local; the pairs, and the rows in them with their keep value,
+--      a bucket of the fingerprint (a hash of it); rows with the same
+--      fingerprint are one group whatever the radius, so each fingerprint's
+--      first row in the keep order stands for all of them (and exact copies
+--      cost nothing below);
+--   2. each distinct fingerprint's C(m, radius) keys, packed per bucket
+--      into one bytea per target (simhash_key_pack: a key's target is a
+--      hash of it), and the packs spread by target: a few thousand rows
+--      where a row per key made millions;
+--   3. each target's packs searched in memory (simhash_pack_partners: the
+--      rows of each key compared, each pair once, in its first shared key),
+--      shard-local; the rows in pairs with their partners are spread back
+--      by bucket; the pairs, and the rows in them with their keep value,
 --      go to the coordinator;
 --   4. on the coordinator: the ids in pairs ranked in the keep order, and
 --      simhash_pair_groups over the ranked pairs (the window functions'
@@ -36,7 +41,7 @@
 --      delete or flag, shard by shard.
 -- Work per distinct fingerprint: C(m, r) key rows and about
 -- n * C(m, r) / 2^(64 (m - r) / m) candidate comparisons in memory for n
--- distinct fingerprints; a key row costs about as much as 1,000 comparisons.
+-- distinct fingerprints; a key costs about as much as 1,000 comparisons.
 -- Small radii are cheap (r = 3: m = 4, 4 keys, ~610 comparisons at 10M rows);
 -- the default radius 8 takes 9 keys per fingerprint up to about 600,000 distinct
 -- fingerprints, then 45 (m = 10) to about 20M: examples/dedup.sql is cheaper there.
@@ -89,6 +94,8 @@ DECLARE
   schema_name text;
   w_rows text; w_reps text; w_keys text; w_win text; w_groups text; w_drop text;
   m int;
+  n_buckets bigint;
+  n_targets bigint;
   keys_per_fp numeric;
   cost numeric;
   best_cost numeric;
@@ -137,29 +144,31 @@ BEGIN
 
   -- the work tables, all created before any statement touches the shards
   -- (Citus distributes a table in a transaction only before parallel work)
-  EXECUTE format('CREATE %s TABLE %s (fpkey bigint, id bigint, ord %s, fp %s.simhash) %s',
+  EXECUTE format('CREATE %s TABLE %s (bucket int, fpkey bigint, id bigint, ord %s, fp %s.simhash) %s',
                  CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_rows, keep_type, ext,
                  CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
   EXECUTE format('CREATE %s TABLE %s (LIKE %s) %s', CASE WHEN distributed THEN '' ELSE 'TEMP' END,
                  w_reps, w_rows, CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
-  EXECUTE format('CREATE %s TABLE %s (block int, key bigint, id bigint, ord %s, fp %s.simhash) %s',
-                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_keys, keep_type, ext,
+  -- packs are hashes and ids: not worth compressing
+  EXECUTE format('CREATE %s TABLE %s (target int, pack bytea) %s',
+                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_keys,
                  CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
-  EXECUTE format('CREATE %s TABLE %s (key bigint, id bigint, ord %s, fpkey bigint, partners bigint[]) %s',
-                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_win, keep_type,
+  EXECUTE format('ALTER TABLE %s ALTER pack SET STORAGE EXTERNAL', w_keys);
+  EXECUTE format('CREATE %s TABLE %s (bucket int, id bigint, fpkey bigint, partners bigint[]) %s',
+                 CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_win,
                  CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
-  EXECUTE format('CREATE %s TABLE %s (fpkey bigint, keep_id bigint, keep_fp %s.simhash) %s',
+  EXECUTE format('CREATE %s TABLE %s (bucket int, fpkey bigint, keep_id bigint, keep_fp %s.simhash) %s',
                  CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_groups, ext,
                  CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
   EXECUTE format('CREATE %s TABLE %s (id %s, keep_id bigint, bits int) %s',
                  CASE WHEN distributed THEN '' ELSE 'TEMP' END, w_drop, id_type,
                  CASE WHEN distributed THEN '' ELSE 'ON COMMIT DROP' END);
   IF distributed THEN
-    EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := ''none'')' USING w_rows::regclass;
-    EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := $2)' USING w_reps::regclass, w_rows;
-    EXECUTE 'SELECT create_distributed_table($1, ''fpkey'', colocate_with := $2)' USING w_groups::regclass, w_rows;
-    EXECUTE 'SELECT create_distributed_table($1, ''key'', colocate_with := ''none'')' USING w_keys::regclass;
-    EXECUTE 'SELECT create_distributed_table($1, ''key'', colocate_with := $2)' USING w_win::regclass, w_keys;
+    EXECUTE 'SELECT create_distributed_table($1, ''bucket'', colocate_with := ''none'')' USING w_rows::regclass;
+    EXECUTE 'SELECT create_distributed_table($1, ''bucket'', colocate_with := $2)' USING w_reps::regclass, w_rows;
+    EXECUTE 'SELECT create_distributed_table($1, ''bucket'', colocate_with := $2)' USING w_groups::regclass, w_rows;
+    EXECUTE 'SELECT create_distributed_table($1, ''bucket'', colocate_with := $2)' USING w_win::regclass, w_rows;
+    EXECUTE 'SELECT create_distributed_table($1, ''target'', colocate_with := ''none'')' USING w_keys::regclass;
     -- the rows to act on, placed like the table when it is spread by the id,
     -- else copied to every node (a reference table) to join with any shard
     IF dist_col = id_col THEN
@@ -175,10 +184,17 @@ BEGIN
 
   -- 1. the rows with a fingerprint, and each fingerprint's first row in the keep order
   EXECUTE format('SELECT count(*) FROM %s', tbl) INTO n_rows;
-  EXECUTE format('INSERT INTO %s SELECT %2$I::bigint, %3$I, %4$s, %2$I FROM %5$s WHERE %2$I IS NOT NULL',
-                 w_rows, fp_col, id_col, keep_expr, tbl);
+  -- buckets (a power of two) of about 20,000 rows: the groups keys are
+  -- packed in; on Citus at least 256, so that they spread evenly over the shards
+  n_buckets := 1;
+  WHILE n_buckets < greatest(n_rows / 20000, CASE WHEN distributed THEN 256 ELSE 1 END) LOOP
+    n_buckets := n_buckets * 2;
+  END LOOP;
+  EXECUTE format('INSERT INTO %s SELECT hashint8(%2$I::bigint) & %6$s, %2$I::bigint, %3$I, %4$s, %2$I
+                  FROM %5$s WHERE %2$I IS NOT NULL',
+                 w_rows, fp_col, id_col, keep_expr, tbl, n_buckets - 1);
   GET DIAGNOSTICS n_fp = ROW_COUNT;
-  EXECUTE format('INSERT INTO %s SELECT DISTINCT ON (fpkey) * FROM %s ORDER BY fpkey, %s',
+  EXECUTE format('INSERT INTO %s SELECT DISTINCT ON (bucket, fpkey) * FROM %s ORDER BY bucket, fpkey, %s',
                  w_reps, w_rows, ord);
   GET DIAGNOSTICS n_distinct = ROW_COUNT;
 
@@ -208,38 +224,45 @@ BEGIN
   FOR i IN 1 .. radius LOOP
     keys_per_fp := keys_per_fp * (m - radius + i) / i;
   END LOOP;
-  EXECUTE format('INSERT INTO %s SELECT k.block, k.key, p.id, p.ord, p.fp FROM %s p, %s.simhash_blocks(p.fp, %s, %s) k',
-                 w_keys, w_reps, ext, radius, m);
+  -- targets of at most about 500,000 keys (30 MB searched at once); on
+  -- Citus at least 256, so that they spread evenly over the shards
+  n_targets := greatest(ceil(n_distinct * keys_per_fp / 500000),
+                        CASE WHEN distributed THEN 256 ELSE 1 END);
+  EXECUTE format('INSERT INTO %s
+                  SELECT t.n - 1, t.pack
+                  FROM (SELECT %s.simhash_key_pack(id, fp, %s, %s, %s) AS packs FROM %s GROUP BY bucket) s,
+                       unnest(s.packs) WITH ORDINALITY t(pack, n)
+                  WHERE t.pack IS NOT NULL',
+                 w_keys, ext, radius, m, n_targets, w_reps);
 
-  -- 3. the pairs within the radius, each once: every key's rows searched in
-  -- memory, on the shard that holds the key; kept are the rows in a pair,
-  -- with their partners
+  -- 3. the pairs within the radius, each once: every target's keys searched
+  -- in memory, on the shard that holds the target; kept are the rows in a
+  -- pair, with their partners, spread by bucket again
   EXECUTE format('INSERT INTO %1$s
-                  SELECT key, id, ord, fp::bigint, partners
-                  FROM (SELECT key, id, ord, fp,
-                               %2$s.simhash_key_partners(id, fp, block, %3$s, %4$s)
-                                 OVER (PARTITION BY key) AS partners
-                        FROM %5$s) k
-                  WHERE cardinality(partners) > 0',
-                 w_win, ext, radius, m, w_keys);
+                  SELECT hashint8(p.fp::bigint) & %2$s, p.id, p.fp::bigint, p.partners
+                  FROM (SELECT target, array_agg(pack) AS packs FROM %3$s GROUP BY target) s,
+                       %4$s.simhash_pack_partners(s.packs, %5$s, %6$s) p',
+                 w_win, n_buckets - 1, w_keys, ext, radius, m);
   EXECUTE format('INSERT INTO pg_temp.simhash_dedup_pairs SELECT id, p FROM %s, unnest(partners) p WHERE id < p',
                  w_win);
   GET DIAGNOSTICS n_pairs = ROW_COUNT;
 
   -- 4. on the coordinator: the ids in pairs ranked in the keep order, grouped
-  EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS SELECT id, ord, fpkey FROM %s',
-                 w_win);
+  EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
+                  SELECT r.id, r.ord, r.fpkey FROM %s r
+                  WHERE EXISTS (SELECT 1 FROM %s w WHERE w.bucket = r.bucket AND w.fpkey = r.fpkey)',
+                 w_reps, w_win);
   EXECUTE format('CREATE TEMP TABLE simhash_dedup_ranked ON COMMIT DROP AS
                   SELECT id, fpkey, row_number() OVER (ORDER BY %s) AS rnk
                   FROM (SELECT DISTINCT ON (id) id, ord, fpkey FROM pg_temp.simhash_dedup_members
                         ORDER BY id) d', ord);
   EXECUTE format('INSERT INTO %s
-                  SELECT r.fpkey, k.id, k.fpkey::%s.simhash
+                  SELECT hashint8(r.fpkey) & %s, r.fpkey, k.id, k.fpkey::%s.simhash
                   FROM %s.simhash_pair_groups(%L, %L) g
                   JOIN pg_temp.simhash_dedup_ranked r ON r.rnk = g.id
                   JOIN pg_temp.simhash_dedup_ranked k ON k.rnk = g.keep_id
                   WHERE g.keep_id <> g.id',
-                 w_groups, ext, ext,
+                 w_groups, n_buckets - 1, ext, ext,
                  'SELECT ra.rnk, rb.rnk FROM pg_temp.simhash_dedup_pairs p
                     JOIN pg_temp.simhash_dedup_ranked ra ON ra.id = p.a
                     JOIN pg_temp.simhash_dedup_ranked rb ON rb.id = p.b', method);
@@ -248,7 +271,7 @@ BEGIN
   -- fingerprint follow the row standing for it
   EXECUTE format('INSERT INTO %s
                   SELECT r.id, coalesce(g.keep_id, p.id), %s.hamming(r.fp, coalesce(g.keep_fp, p.fp))
-                  FROM %s r JOIN %s p USING (fpkey) LEFT JOIN %s g USING (fpkey)
+                  FROM %s r JOIN %s p USING (bucket, fpkey) LEFT JOIN %s g USING (bucket, fpkey)
                   WHERE coalesce(g.keep_id, p.id) <> r.id',
                  w_drop, ext, w_rows, w_reps, w_groups);
   GET DIAGNOSTICS n_dups = ROW_COUNT;

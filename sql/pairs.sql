@@ -141,6 +141,82 @@ SELECT sum(cardinality(p)) FROM (SELECT simhash_key_partners(g, '000000000000000
 SELECT sum(cardinality(p)) FROM (SELECT simhash_key_partners(g, '0000000000000000', 0, 3, 4) OVER () AS p
                                  FROM generate_series(1, 100) g) x;
 RESET maintenance_work_mem;
+
+-- simhash_key_pack / simhash_pack_partners: the keys packed per group of
+-- rows, one bytea per target, and each target's packs searched: the same
+-- pairs as the direct self-join, each once, for several groupings and
+-- target counts (1 target: every key in one search; 7 groups by id and 5
+-- targets; 50 groups by fingerprint and 64 targets), on the rows above
+-- (exact copies, the NULL fingerprint, the key of 800 rows)
+CREATE FUNCTION pr_pack_pairs(r int, m int, groups int, targets int) RETURNS TABLE (a bigint, b bigint) LANGUAGE sql AS $fn$
+    WITH packs AS (
+        SELECT t.n AS target, t.pack
+        FROM (SELECT simhash_key_pack(id, fp, r, m, targets) AS packs FROM pr
+              GROUP BY CASE WHEN groups = 50 THEN hashint8(fp::bigint) % 50 ELSE id % groups END) s,
+             unnest(s.packs) WITH ORDINALITY t(pack, n)
+        WHERE t.pack IS NOT NULL)
+    SELECT p.id, q
+    FROM (SELECT array_agg(pack) AS packs FROM packs GROUP BY target) s,
+         simhash_pack_partners(s.packs, r, m) p, unnest(p.partners) q
+    WHERE p.id < q
+$fn$;
+SELECT r, m, groups, targets,
+       (SELECT count(*) FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) AS direct,
+       (SELECT count(*) FROM pr_pack_pairs(r, m, groups, targets)) AS by_packs,
+       (SELECT count(*) FROM (SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r
+                              EXCEPT SELECT * FROM pr_pack_pairs(r, m, groups, targets)) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM pr_pack_pairs(r, m, groups, targets)
+                              EXCEPT ALL SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) x) AS extra
+FROM (VALUES (0, 1, 1, 1), (3, 4, 1, 1), (3, 4, 7, 5), (3, 4, 50, 64), (3, 5, 7, 5), (7, 8, 50, 64), (7, 10, 7, 5)) v(r, m, groups, targets);
+-- a row's partners: a result row per target where the row has a pair
+-- (here 3's pairs with 4 and 5 are found in different targets), the
+-- partners ascending, with the row's fingerprint; rows without a pair, or
+-- without a fingerprint, absent
+WITH packs AS (
+    SELECT t.n AS target, t.pack
+    FROM (SELECT simhash_key_pack(id, fp, 3, 4, 3) AS packs FROM pr GROUP BY id % 2) s,
+         unnest(s.packs) WITH ORDINALITY t(pack, n))
+SELECT p.id, p.fp, p.partners
+FROM (SELECT array_agg(pack) AS packs FROM packs GROUP BY target) s,
+     simhash_pack_partners(s.packs, 3, 4) p
+WHERE p.id IN (3, 4, 5, 300, 4300, 4999)
+ORDER BY p.id, p.partners;
+-- a pack: 12 bytes of header and 18 a key, one per target the keys reach
+-- (NULL for a target none reaches); no rows or only NULL fingerprints
+SELECT array_length(packs, 1) AS targets, array_position(packs, NULL) IS NOT NULL AS has_empty,
+       (SELECT sum(length(p) - 12) / 18 FROM unnest(packs) p) AS keys
+FROM (SELECT simhash_key_pack(id, fp, 3, 4, 1000) AS packs FROM pr WHERE id <= 10) s;
+SELECT simhash_key_pack(id, fp, 3, 4, 2) FROM pr WHERE false;
+SELECT simhash_key_pack(id, fp, 3, 4, 2) FROM pr WHERE fp IS NULL;
+SELECT count(*) FROM simhash_pack_partners(ARRAY[NULL]::bytea[], 3, 4);
+SELECT count(*) FROM simhash_pack_partners('{}', 3, 4);
+-- one row given twice is not its own pair; the same pair twice is reported once
+SELECT p.* FROM (SELECT simhash_key_pack(id, fp::simhash, 3, 4, 1) AS packs
+                 FROM (VALUES (1, '00000000000000ff'), (1, '00000000000000ff'), (2, '00000000000000fe'), (2, '00000000000000fe')) v(id, fp)) s,
+     simhash_pack_partners(s.packs, 3, 4) p ORDER BY id;
+-- errors: NULL id, NULL or changing constants, targets out of range, too
+-- many keys, not a pack, a pack of another radius or version, memory
+SELECT simhash_key_pack(NULL, fp, 3, 4, 2) FROM pr WHERE id = 1;
+SELECT simhash_key_pack(id, fp, NULL, 4, 2) FROM pr WHERE id = 1;
+SELECT simhash_key_pack(id, fp, 3, 4, id::int) FROM pr WHERE id IN (1, 2);
+SELECT simhash_key_pack(id, fp, 3, 4, 0) FROM pr WHERE id = 1;
+SELECT simhash_key_pack(id, fp, 3, 4, 2000000) FROM pr WHERE id = 1;
+SELECT simhash_key_pack(id, fp, 3, 3, 2) FROM pr WHERE id = 1;
+SELECT simhash_key_pack(id, fp, 10, 40, 2) FROM pr WHERE id = 1;
+SELECT count(*) FROM simhash_pack_partners(ARRAY['\x0102'::bytea], 3, 4);
+SELECT count(*) FROM simhash_pack_partners(ARRAY['\x53484b320003000400000000'::bytea], 3, 4);
+SELECT count(*) FROM simhash_pack_partners(ARRAY['\x53484b310003000400000001'::bytea], 3, 4);
+SELECT count(*) FROM simhash_pack_partners(ARRAY['\x53484b31000300040000000100000000000000010000000000000001ffff'::bytea], 3, 4);
+SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(id, fp, 3, 4, 1) FROM pr), 3, 5);
+SELECT count(*) FROM simhash_pack_partners(ARRAY[ARRAY['\x'::bytea]], 3, 4);
+SELECT count(*) FROM simhash_pack_partners(NULL, 3, 4);
+SET maintenance_work_mem = '1MB';
+SELECT length(simhash_key_pack(g, g::bigint::simhash, 3, 4, 1)::text) > 0 FROM generate_series(1, 30000) g;
+SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, g::bigint::simhash, 3, 4, 1) FROM generate_series(1, 5000) g), 3, 4);
+SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, '0000000000000000', 0, 1, 1) FROM generate_series(1, 3000) g), 0, 1);
+SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, '0000000000000000', 0, 1, 1) FROM generate_series(1, 100) g), 0, 1);
+RESET maintenance_work_mem;
+DROP FUNCTION pr_pack_pairs(int, int, int, int);
 DROP FUNCTION pr_partner_pairs(int, int);
 DROP TABLE pr, pr_keys;
 
