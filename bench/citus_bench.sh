@@ -588,68 +588,7 @@ for n in notices:
     print(f"    NOTICE: {n}")
 print()
 
-if PARTNERS:
-    # the partner search (simhash_key_partners, 4 blocks): steps, and its shard tasks one at a time
-    print(f"== distributed, by simhash_key_partners ({K + 1} blocks: {K + 1} keys per row, each key's rows searched in memory) ==")
-    print(f"{'step':64s} | {'time s':>8s} | result")
-    print("-" * 104)
-    part4 = [
-        (f"1. keys: INSERT INTO cb_keys4 ... simhash_blocks(d.fp, {K}, {K + 1})", "keys4", ""),
-        ("   VACUUM ANALYZE cb_keys4", "keys4_vacuum", ""),
-        ("2. simhash_key_partners OVER (PARTITION BY key) into cb_paired", "partners",
-         f"{r('partners'):,} rows in pairs (per key), {mb(r('partners', 1)):.0f} MB on the workers"),
-        ("2'. the pairs into coordinator table cb_pairs4", "pairs4", f"{r('pairs4'):,} pairs"),
-        ("2''. the rows in pairs to the coordinator (ids)", "members4", f"{r('members4'):,} rows, {r('members4', 1):,} ids"),
-    ]
-    for label, name, res in part4:
-        print(f"{label:64s} | {s(t(name)):>8s} | {res}")
-    print(f"{'3. simhash_pair_groups(cb_pairs4, ' + chr(39) + 'leader' + chr(39) + ') on the coordinator':64s} | {s(t('groups4')):>8s} | "
-          f"{r('groups4'):,} ids in pairs, {r('groups4', 1):,} not their kept row, in {r('groups4', 2):,} groups of >= 2 rows")
-    job4 = t("keys4") + t("keys4_vacuum") + t("partners") + t("pairs4") + t("members4") + t("groups4")
-    print(f"{'dedup job = 1 (with VACUUM) + 2 + 2' + chr(39) + ' + 2' + chr(39) * 2 + ' + 3':64s} | {s(job4):>8s} | "
-          f"{job4 / t('component'):.2f} x simhash_component's time"
-          + (f"; the key join's job / this = {job / job4:.2f}" if OLD else ""))
-    ex4 = json.load(open(env["BENCH_EXPLAIN"].replace("explain.json", "explain4.json")))
-    tasks4 = []
-    def find_tasks4(n):
-        if isinstance(n, dict) and "Tasks" in n:
-            tasks4.extend(n["Tasks"])
-    def walk4(node):
-        find_tasks4(node)
-        if isinstance(node, dict):
-            for v in node.values():
-                if isinstance(v, (dict, list)):
-                    walk4(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk4(v)
-    walk4(ex4[0])
-    per4 = defaultdict(list)
-    for tk in tasks4:
-        port = re.search(r"port=(\d+)", tk.get("Node", "")).group(1)
-        times = []
-        def g(n):
-            if isinstance(n, dict):
-                if "Execution Time" in n:
-                    times.append(n["Execution Time"])
-                for v in n.values():
-                    if isinstance(v, (dict, list)):
-                        g(v)
-            elif isinstance(n, list):
-                for v in n:
-                    g(v)
-        g(tk)
-        per4[port].append(max(times) / 1000.0 if times else 0.0)
-    tot4 = sum(sum(v) for v in per4.values())
-    for port in sorted(per4):
-        v = per4[port]
-        print(f"  worker port {port}: {len(v)} tasks, task time sum {s(sum(v))} s, largest {s(max(v))} s")
-    print(f"  partner search tasks together: {s(tot4)} s = {tot4 / t('component'):.2f} x simhash_component on one node "
-          f"({s(t('component'))} s); with the keys written: {s(tot4 + t('keys4') + t('keys4_vacuum'))} s = "
-          f"{(tot4 + t('keys4') + t('keys4_vacuum')) / t('component'):.2f} x")
-    print()
-
-# the packs (simhash_key_pack, simhash_pack_partners): steps, and their shard tasks one at a time
+# per worker port, the Execution Time (s) of each shard task in an EXPLAIN (ANALYZE, FORMAT JSON)
 def task_times(fname):
     ex = json.load(open(fname))
     tasks = []
@@ -681,6 +620,39 @@ def task_times(fname):
         g(tk)
         per[port].append(max(times) / 1000.0 if times else 0.0)
     return per
+
+if PARTNERS:
+    # the partner search (simhash_key_partners, 4 blocks): steps, and its shard tasks one at a time
+    print(f"== distributed, by simhash_key_partners ({K + 1} blocks: {K + 1} keys per row, each key's rows searched in memory) ==")
+    print(f"{'step':64s} | {'time s':>8s} | result")
+    print("-" * 104)
+    part4 = [
+        (f"1. keys: INSERT INTO cb_keys4 ... simhash_blocks(d.fp, {K}, {K + 1})", "keys4", ""),
+        ("   VACUUM ANALYZE cb_keys4", "keys4_vacuum", ""),
+        ("2. simhash_key_partners OVER (PARTITION BY key) into cb_paired", "partners",
+         f"{r('partners'):,} rows in pairs (per key), {mb(r('partners', 1)):.0f} MB on the workers"),
+        ("2'. the pairs into coordinator table cb_pairs4", "pairs4", f"{r('pairs4'):,} pairs"),
+        ("2''. the rows in pairs to the coordinator (ids)", "members4", f"{r('members4'):,} rows, {r('members4', 1):,} ids"),
+    ]
+    for label, name, res in part4:
+        print(f"{label:64s} | {s(t(name)):>8s} | {res}")
+    print(f"{'3. simhash_pair_groups(cb_pairs4, ' + chr(39) + 'leader' + chr(39) + ') on the coordinator':64s} | {s(t('groups4')):>8s} | "
+          f"{r('groups4'):,} ids in pairs, {r('groups4', 1):,} not their kept row, in {r('groups4', 2):,} groups of >= 2 rows")
+    job4 = t("keys4") + t("keys4_vacuum") + t("partners") + t("pairs4") + t("members4") + t("groups4")
+    print(f"{'dedup job = 1 (with VACUUM) + 2 + 2' + chr(39) + ' + 2' + chr(39) * 2 + ' + 3':64s} | {s(job4):>8s} | "
+          f"{job4 / t('component'):.2f} x simhash_component's time"
+          + (f"; the key join's job / this = {job / job4:.2f}" if OLD else ""))
+    per4 = task_times(env["BENCH_EXPLAIN"].replace("explain.json", "explain4.json"))
+    tot4 = sum(sum(v) for v in per4.values())
+    for port in sorted(per4):
+        v = per4[port]
+        print(f"  worker port {port}: {len(v)} tasks, task time sum {s(sum(v))} s, largest {s(max(v))} s")
+    print(f"  partner search tasks together: {s(tot4)} s = {tot4 / t('component'):.2f} x simhash_component on one node "
+          f"({s(t('component'))} s); with the keys written: {s(tot4 + t('keys4') + t('keys4_vacuum'))} s = "
+          f"{(tot4 + t('keys4') + t('keys4_vacuum')) / t('component'):.2f} x")
+    print()
+
+# the packs (simhash_key_pack, simhash_pack_partners): steps, and their shard tasks one at a time
 print(f"== distributed, by packed keys ({K + 1} keys per row packed per bucket, {n_buckets} buckets, {n_targets} targets; the script's method) ==")
 print(f"{'step':64s} | {'time s':>8s} | result")
 print("-" * 104)

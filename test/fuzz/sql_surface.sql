@@ -82,6 +82,17 @@ INSERT INTO fz_val (typ, expr, col) VALUES
   ('bit', $$repeat('1', 64)::bit(64)$$, false), ('bit', $$repeat('1', 65)::bit(65)$$, false),
   ('bytea', 'NULL::bytea', false), ('bytea', $$''::bytea$$, false), ('bytea', $$'\x00'::bytea$$, false),
   ('bytea', $$'\x0123456789abcdef'::bytea$$, false), ('bytea', $$'\x0123456789abcdef01'::bytea$$, false),
+  -- key packs (simhash_pack_partners): none, empty, valid (one key, and the packs of the
+  -- table at radius 3 and 0), truncated, another version, a block out of range, 2-D
+  ('bytea[]', 'NULL::bytea[]', false), ('bytea[]', $$'{}'::bytea[]$$, false),
+  ('bytea[]', $$ARRAY[NULL]::bytea[]$$, false),
+  ('bytea[]', $$ARRAY['\x53484b310003000400000001000000000000000100000000000000010001'::bytea]$$, false),
+  ('bytea[]', $$(SELECT simhash_key_pack(id, fp, 3, 4, 2) FROM fz)$$, false),
+  ('bytea[]', $$(SELECT simhash_key_pack(id, fp, 0, 1, 1) FROM fz)$$, false),
+  ('bytea[]', $$ARRAY['\x53484b3100030004000000020000000000000001'::bytea]$$, false),
+  ('bytea[]', $$ARRAY['\x53484b320003000400000000'::bytea, NULL]$$, false),
+  ('bytea[]', $$ARRAY['\x53484b31000300040000000100000000000000010000000000000001ffff'::bytea]$$, false),
+  ('bytea[]', $$ARRAY[ARRAY['\x00'::bytea], ARRAY['\x01'::bytea]]$$, false),
   ('regclass', 'NULL::regclass', false), ('regclass', $$'fz'::regclass$$, false),
   ('regclass', $$'fz_fp'::regclass$$, false), ('regclass', $$'fz_fp1'::regclass$$, false),
   ('regclass', $$'fz_pend_fp2'::regclass$$, false), ('regclass', $$'fz_pkey'::regclass$$, false),
