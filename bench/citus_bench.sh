@@ -58,7 +58,7 @@
 #               bucket = hashint8(fp) & (NB - 1), NB the script's bucket count (a power of two,
 #               at least 256 and ROWS / 20,000)
 #   packs       cb_packs (target, pack bytea) distributed by target: simhash_key_pack(id, fp, 3,
-#               4, NT) GROUP BY bucket, unnested (NT targets, the script's: at least 256 and
+#               4, NT) GROUP BY bucket over the rows sorted by bucket (as the script), unnested (NT targets, the script's: at least 256 and
 #               4 x distinct fingerprints / 500,000)
 #   pack_partners  cb_pwin (bucket, id, fpkey, partners), colocated with cb_reps: each target's
 #               packs (array_agg GROUP BY target) searched by simhash_pack_partners
@@ -408,7 +408,7 @@ SELECT create_distributed_table('cb_pwin', 'bucket', colocate_with := 'cb_reps')
 CREATE TABLE cb_pairs5 (a bigint, b bigint);
 SQL
 step reps "" "INSERT INTO cb_reps SELECT hashint8(fp::bigint) & $((NB - 1)), id, fp FROM cb_docs;"
-PACK_SQL="SELECT t.n - 1, t.pack FROM (SELECT simhash_key_pack(id, fp, $K, $M4, $NT) AS packs FROM cb_reps GROUP BY bucket) s, unnest(s.packs) WITH ORDINALITY t(pack, n) WHERE t.pack IS NOT NULL"
+PACK_SQL="SELECT t.n - 1, t.pack FROM (SELECT simhash_key_pack(id, fp, $K, $M4, $NT) AS packs FROM (SELECT id, fp, bucket FROM cb_reps ORDER BY bucket) o GROUP BY bucket) s, unnest(s.packs) WITH ORDINALITY t(pack, n) WHERE t.pack IS NOT NULL"
 plan packs "" "INSERT INTO cb_packs $PACK_SQL"
 step packs "SET maintenance_work_mem = '2GB';" "INSERT INTO cb_packs $PACK_SQL;
 SELECT 'res', count(*), sum(length(pack)) FROM cb_packs;"

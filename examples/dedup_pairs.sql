@@ -228,9 +228,12 @@ BEGIN
   -- Citus at least 256, so that they spread evenly over the shards
   n_targets := greatest(ceil(n_distinct * keys_per_fp / 500000),
                         CASE WHEN distributed THEN 256 ELSE 1 END);
+  -- (sorted by bucket: the aggregate packs one bucket at a time; hashed it
+  -- would hold the keys of all the shard's buckets at once)
   EXECUTE format('INSERT INTO %s
                   SELECT t.n - 1, t.pack
-                  FROM (SELECT %s.simhash_key_pack(id, fp, %s, %s, %s) AS packs FROM %s GROUP BY bucket) s,
+                  FROM (SELECT %s.simhash_key_pack(id, fp, %s, %s, %s) AS packs
+                        FROM (SELECT id, fp, bucket FROM %s ORDER BY bucket) o GROUP BY bucket) s,
                        unnest(s.packs) WITH ORDINALITY t(pack, n)
                   WHERE t.pack IS NOT NULL',
                  w_keys, ext, radius, m, n_targets, w_reps);

@@ -211,7 +211,19 @@ SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(id, fp, 3, 4
 SELECT count(*) FROM simhash_pack_partners(ARRAY[ARRAY['\x'::bytea]], 3, 4);
 SELECT count(*) FROM simhash_pack_partners(NULL, 3, 4);
 SET maintenance_work_mem = '1MB';
+-- (terse: the memory in use depends on the server version's allocator)
+\set VERBOSITY terse
 SELECT length(simhash_key_pack(g, g::bigint::simhash, 3, 4, 1)::text) > 0 FROM generate_series(1, 30000) g;
+-- many small groups: hashed, every group's keys are held at once (an error
+-- at 1MB); sorted, one group at a time
+SET enable_hashagg = on;
+SET enable_sort = off;
+SELECT count(*) FROM (SELECT simhash_key_pack(g, g::bigint::simhash, 3, 4, 1) AS p FROM generate_series(1, 30000) g GROUP BY g % 100) s WHERE p IS NOT NULL;
+\set VERBOSITY default
+RESET enable_sort;
+SET enable_hashagg = off;
+SELECT count(*) FROM (SELECT simhash_key_pack(g, g::bigint::simhash, 3, 4, 1) AS p FROM generate_series(1, 30000) g GROUP BY g % 100) s WHERE p IS NOT NULL;
+RESET enable_hashagg;
 SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, g::bigint::simhash, 3, 4, 1) FROM generate_series(1, 5000) g), 3, 4);
 SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, '0000000000000000', 0, 1, 1) FROM generate_series(1, 3000) g), 0, 1);
 SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, '0000000000000000', 0, 1, 1) FROM generate_series(1, 100) g), 0, 1);

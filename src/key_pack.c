@@ -36,8 +36,9 @@
  * The result: one row per id in a pair here, with its fingerprint and its
  * partners (ascending).
  *
- * Memory: the packing group's keys (18 bytes each) and one target's keys
- * (KEY_PACK_BYTES_PER_KEY each) and pairs (KEY_PACK_BYTES_PER_PAIR each)
+ * Memory: the keys being packed (18 bytes each: one group's under a sorted
+ * aggregate, every group's under a hashed one), and one target's keys
+ * (KEY_PACK_BYTES_PER_KEY each) and pairs (KEY_PACK_BYTES_PER_PAIR each),
  * within maintenance_work_mem, or an error before allocating more.
  */
 #include "simhash.h"
@@ -77,7 +78,6 @@ typedef struct KeyPackState
 	char	  **buf;			/* per target: entries, or NULL */
 	uint32	   *len;			/* per target: bytes used */
 	uint32	   *cap;			/* per target: bytes allocated */
-	Size		used;
 	Size		limit;
 } KeyPackState;
 
@@ -112,6 +112,27 @@ key_pack_args(FunctionCallInfo fcinfo, int32 *radius, int32 *blocks, int32 *targ
 	*radius = PG_GETARG_INT32(3);
 	*blocks = PG_GETARG_INT32(4);
 	*targets = PG_GETARG_INT32(5);
+}
+
+/*
+ * Before `more` bytes are added to a pack: the aggregate's memory within
+ * maintenance_work_mem. Counted over the whole aggregate context, not
+ * this group's state: a sorted aggregate packs one group at a time (the
+ * context is reset between groups), but a hashed one keeps every group's
+ * state until the end, however small each group is.
+ */
+static void
+key_pack_check_memory(const KeyPackState *st, MemoryContext aggcxt, Size more)
+{
+	Size		allocated = MemoryContextMemAllocated(aggcxt, true);
+
+	if (allocated + more > st->limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash_key_pack() needs more than maintenance_work_mem (%d kB) for the keys it is packing",
+						maintenance_work_mem),
+				 errdetail("%zu kB were in use before the limit.", allocated / 1024),
+				 errhint("Group the rows into more, smaller groups and aggregate them sorted (a hashed aggregate keeps every group in memory: SET enable_hashagg = off), or raise maintenance_work_mem.")));
 }
 
 PG_FUNCTION_INFO_V1(simhash_key_pack_transfn);
@@ -159,7 +180,6 @@ simhash_key_pack_transfn(PG_FUNCTION_ARGS)
 		st->len = MemoryContextAllocZero(aggcxt, sizeof(uint32) * targets);
 		st->cap = MemoryContextAllocZero(aggcxt, sizeof(uint32) * targets);
 		st->limit = (Size) maintenance_work_mem * 1024;
-		st->used = sizeof(KeyPackState) + (sizeof(char *) + 8) * (Size) targets;
 	}
 	else
 	{
@@ -183,14 +203,6 @@ simhash_key_pack_transfn(PG_FUNCTION_ARGS)
 				 errhint("Every row with a fingerprint needs a non-NULL id.")));
 	id = PG_GETARG_INT64(1);
 
-	if (st->used + (Size) st->nkeys * KEY_PACK_ENTRY * 2 > st->limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("simhash_key_pack() needs more than maintenance_work_mem (%d kB) for the keys of one group",
-						maintenance_work_mem),
-				 errdetail("%zu kB of keys were packed before the limit.", st->used / 1024),
-				 errhint("Group the rows into more groups, or raise maintenance_work_mem.")));
-
 	for (int32 k = 0; k < st->nkeys; k++)
 	{
 		uint64		key = fp & st->keymask[k];
@@ -210,9 +222,9 @@ simhash_key_pack_transfn(PG_FUNCTION_ARGS)
 						 errmsg("simhash_key_pack() cannot pack more than %zu bytes for one target",
 								(Size) (MaxAllocSize - KEY_PACK_HEADER - VARHDRSZ)),
 						 errhint("Use more targets, or group the rows into more groups.")));
+			key_pack_check_memory(st, aggcxt, more - st->cap[t]);
 			st->buf[t] = st->buf[t] ? repalloc(st->buf[t], more)
 				: MemoryContextAlloc(aggcxt, more);
-			st->used += more - st->cap[t];
 			st->cap[t] = more;
 		}
 		p = st->buf[t] + st->len[t];
