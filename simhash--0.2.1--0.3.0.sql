@@ -64,3 +64,9 @@ CREATE FUNCTION @extschema@.simhash_pack_partners(packs pg_catalog.bytea[], radi
     AS 'MODULE_PATHNAME', 'simhash_pack_partners' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 1000;
 COMMENT ON FUNCTION @extschema@.simhash_pack_partners(pg_catalog.bytea[], pg_catalog.int4, pg_catalog.int4)
     IS 'the rows of one target''s key packs (simhash_key_pack) that are in a pair within radius whose first shared key is there, each with its partners'' ids';
+CREATE FUNCTION @extschema@.simhash_pair_groups(pairs pg_catalog.text, method pg_catalog.text,
+    id_order pg_catalog.text, OUT id pg_catalog.int8, OUT keep_id pg_catalog.int8)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'simhash_pair_groups' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.simhash_pair_groups(pg_catalog.text, pg_catalog.text, pg_catalog.text)
+    IS 'the groups of the ids in a pair list (a query returning two id columns): leader clustering or connected components, ids taken in the order of the id_order query (one id column, the first to keep first)';

@@ -32,11 +32,11 @@
 --   3. each target's packs searched in memory (simhash_pack_partners: the
 --      rows of each key compared, each pair once, in its first shared key),
 --      shard-local; the rows in pairs with their partners are spread back
---      by bucket; the pairs, and the rows in them with their keep value,
---      go to the coordinator;
---   4. on the coordinator: the ids in pairs ranked in the keep order, and
---      simhash_pair_groups over the ranked pairs (the window functions'
---      rules: the same groups as examples/dedup.sql);
+--      by bucket; the rows in them with their keep value go to the
+--      coordinator;
+--   4. on the coordinator: simhash_pair_groups reads the pairs as the
+--      workers send them and takes the ids in the keep order (the window
+--      functions' rules: the same groups as examples/dedup.sql);
 --   5. every row with its kept row, spread back like the table, and the
 --      delete or flag, shard by shard.
 -- Work per distinct fingerprint: C(m, r) keys, each sharing its key with
@@ -175,7 +175,6 @@ BEGIN
       EXECUTE 'SELECT create_reference_table($1)' USING w_drop::regclass;
     END IF;
   END IF;
-  CREATE TEMP TABLE simhash_dedup_pairs (a bigint, b bigint) ON COMMIT DROP;
 
   -- no concurrent writes while the groups are computed and acted on
   EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
@@ -241,29 +240,24 @@ BEGIN
                   FROM (SELECT target, array_agg(pack) AS packs FROM %3$s GROUP BY target) s,
                        %4$s.simhash_pack_partners(s.packs, %5$s, %6$s) p',
                  w_win, n_buckets - 1, w_keys, ext, radius, m);
-  EXECUTE format('INSERT INTO pg_temp.simhash_dedup_pairs SELECT id, p FROM %s, unnest(partners) p WHERE id < p',
-                 w_win);
-  GET DIAGNOSTICS n_pairs = ROW_COUNT;
+  EXECUTE format('SELECT count(*) FROM %s, unnest(partners) p WHERE id < p', w_win) INTO n_pairs;
 
-  -- 4. on the coordinator: the ids in pairs ranked in the keep order, grouped
+  -- 4. on the coordinator: the ids in pairs with their keep value, and the
+  -- groups of the pairs, read straight from the workers, the ids taken in
+  -- the keep order
   EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
                   SELECT r.id, r.ord, r.fpkey FROM %s r
                   WHERE EXISTS (SELECT 1 FROM %s w WHERE w.bucket = r.bucket AND w.fpkey = r.fpkey)',
                  w_reps, w_win);
-  EXECUTE format('CREATE TEMP TABLE simhash_dedup_ranked ON COMMIT DROP AS
-                  SELECT id, fpkey, row_number() OVER (ORDER BY %s) AS rnk
-                  FROM (SELECT DISTINCT ON (id) id, ord, fpkey FROM pg_temp.simhash_dedup_members
-                        ORDER BY id) d', ord);
   EXECUTE format('INSERT INTO %s
                   SELECT hashint8(r.fpkey) & %s, r.fpkey, k.id, k.fpkey::%s.simhash
-                  FROM %s.simhash_pair_groups(%L, %L) g
-                  JOIN pg_temp.simhash_dedup_ranked r ON r.rnk = g.id
-                  JOIN pg_temp.simhash_dedup_ranked k ON k.rnk = g.keep_id
+                  FROM %s.simhash_pair_groups(%L, %L, %L) g
+                  JOIN pg_temp.simhash_dedup_members r ON r.id = g.id
+                  JOIN pg_temp.simhash_dedup_members k ON k.id = g.keep_id
                   WHERE g.keep_id <> g.id',
                  w_groups, n_buckets - 1, ext, ext,
-                 'SELECT ra.rnk, rb.rnk FROM pg_temp.simhash_dedup_pairs p
-                    JOIN pg_temp.simhash_dedup_ranked ra ON ra.id = p.a
-                    JOIN pg_temp.simhash_dedup_ranked rb ON rb.id = p.b', method);
+                 format('SELECT id, p FROM %s, unnest(partners) p WHERE id < p', w_win), method,
+                 format('SELECT id FROM pg_temp.simhash_dedup_members ORDER BY %s', ord));
 
   -- 5. every row that is not kept, with its kept row: the rows of a
   -- fingerprint follow the row standing for it

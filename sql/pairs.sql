@@ -265,6 +265,43 @@ SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'l
 -- integer ids, NULLs and self-pairs ignored, an empty list
 SELECT * FROM simhash_pair_groups('SELECT * FROM (VALUES (1, 2), (2, NULL), (3, 3), (2, 4)) v(a, b)', 'component') ORDER BY id;
 SELECT count(*) FROM simhash_pair_groups('SELECT 1::bigint, 2::bigint WHERE false');
+-- the ids taken in another order (a third argument, a query listing them):
+-- the same groups as the window functions ordered so, for both methods
+WITH w AS (SELECT id, simhash_leader(id, fp, 3) OVER (ORDER BY (id * 7919) % 3001 DESC, id) AS keep_l,
+                  simhash_component(id, fp, 3) OVER (ORDER BY (id * 7919) % 3001 DESC, id) AS keep_c FROM pg_rows),
+     l AS (SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'leader',
+                                             'SELECT id FROM pg_rows ORDER BY (id * 7919) % 3001 DESC, id')),
+     c AS (SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'component',
+                                             'SELECT id FROM pg_rows ORDER BY (id * 7919) % 3001 DESC, id'))
+SELECT count(*) FILTER (WHERE coalesce(l.keep_id, w.id) = w.keep_l) AS leader_same,
+       count(*) FILTER (WHERE coalesce(c.keep_id, w.id) = w.keep_c) AS component_same,
+       count(*) FILTER (WHERE w.keep_l <> w.id AND w.keep_l > w.id) AS kept_a_larger_id,
+       count(*) AS rows
+FROM w LEFT JOIN l USING (id) LEFT JOIN c USING (id);
+-- ascending ids as the order: the same as no order; ids of the order in no
+-- pair are not returned (6000, 7000)
+SELECT m AS method,
+       (SELECT count(*) FROM (SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', m)
+                              EXCEPT SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', m,
+                                'SELECT id FROM pg_rows UNION ALL VALUES (6000), (7000) ORDER BY 1')) x) AS differ,
+       (SELECT count(*) FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', m,
+          'SELECT id FROM pg_rows UNION ALL VALUES (6000), (7000) ORDER BY 1')) AS returned
+FROM unnest(ARRAY['leader', 'component']) m ORDER BY m;
+-- the chain kept from its other end; an id listed again keeps its first
+-- place (5001 last, after its second mention), NULLs are skipped, integers
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'leader',
+                                  'SELECT * FROM (VALUES (5005), (NULL), (5004), (5005), (5003), (5002), (5001)) v(id)') ORDER BY id;
+SELECT * FROM simhash_pair_groups('SELECT a::int, b::int FROM pg_pairs WHERE a > 5000', 'component',
+                                  'SELECT * FROM (VALUES (5003), (5001), (5002), (5005), (5004), (5001)) v(id)') ORDER BY id;
+-- an id of a pair the order does not list, and orders of the wrong shape
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'leader',
+                                  'SELECT * FROM (VALUES (5005), (5004), (5003), (5002)) v(id)');
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'leader', 'SELECT id, id FROM pg_rows');
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'leader', 'SELECT id::text FROM pg_rows');
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'leader', NULL);
+SET maintenance_work_mem = '1MB';
+SELECT count(*) FROM simhash_pair_groups('SELECT 1::bigint, 2::bigint', 'leader', 'SELECT g FROM generate_series(1, 100000) g');
+RESET maintenance_work_mem;
 -- errors
 SELECT * FROM simhash_pair_groups('SELECT a FROM pg_pairs');
 SELECT * FROM simhash_pair_groups('SELECT a::text, b::text FROM pg_pairs');

@@ -25,7 +25,9 @@
  *
  * simhash_pair_groups turns such a pair list into groups, with the rules of
  * the window functions (dedup.c): rows far outnumber pairs, so the pairs can
- * be gathered where the groups are made.
+ * be gathered where the groups are made. Given a second query listing the
+ * ids in the keep order, it takes the ids in that order itself, so that a
+ * caller need not rank the ids and join the pairs to the ranks in SQL.
  */
 #include "simhash.h"
 #include "binomial.h"
@@ -210,23 +212,166 @@ id_index(const PairList *pl, int64 id)
 	return (uint32) (hit - pl->ids);
 }
 
-/* Guard the memory a pair list needs against maintenance_work_mem, as the window functions do. */
+/*
+ * Guard the memory a pair list needs against maintenance_work_mem, as the
+ * window functions do: two ids and an edge per pair, and the sort's copy
+ * (about 40 bytes); with an id order, its ids, their slots in the hash
+ * table (16 bytes, at most 90% full, and the old table beside the new while
+ * it grows) and the group of each: about 48 bytes an id.
+ */
 static void
-check_pair_memory(int64 npairs)
+check_pair_memory(int64 npairs, int64 nordered)
 {
-	/* two ids and an edge per pair, and the sort's copy: about 40 bytes */
-	Size		need = (Size) npairs * 40;
+	Size		need = (Size) npairs * 40 + (Size) nordered * 48;
 
 	if (need > (Size) maintenance_work_mem * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 nordered > 0 ?
+				 errmsg("simhash_pair_groups needs about %zu kB for %lld pairs and %lld ordered ids, more than maintenance_work_mem (%d kB)",
+						need / 1024, (long long) npairs, (long long) nordered, maintenance_work_mem) :
 				 errmsg("simhash_pair_groups needs about %zu kB for %lld pairs, more than maintenance_work_mem (%d kB)",
 						need / 1024, (long long) npairs, maintenance_work_mem),
 				 errhint("Raise maintenance_work_mem for this session.")));
 }
 
+/*
+ * The id order: every id's place (its rank) in a hash table. Pairs are
+ * mapped to ranks as they are read, one lookup per end, instead of the
+ * caller joining them to a table of ranks.
+ */
+typedef struct IdRank
+{
+	int64		id;
+	uint32		rank;
+	char		status;			/* simplehash's */
+} IdRank;
+
+/* splitmix64's finaliser: ids are often consecutive, the table wants them spread */
+static inline uint32
+id_rank_hash(int64 id)
+{
+	uint64		z = (uint64) id;
+
+	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	return (uint32) (z ^ (z >> 31));
+}
+
+#define SH_PREFIX idrank
+#define SH_ELEMENT_TYPE IdRank
+#define SH_KEY_TYPE int64
+#define SH_KEY id
+#define SH_HASH_KEY(tb, key) id_rank_hash(key)
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct IdOrder
+{
+	idrank_hash *ranks;
+	int64	   *ids;			/* by rank */
+	uint32		nids;
+} IdOrder;
+
+/* an id column's value as int64: bigint or integer, checked by the caller */
+static inline int64
+id_datum(Datum d, Oid type)
+{
+	return type == INT8OID ? DatumGetInt64(d) : (int64) DatumGetInt32(d);
+}
+
+/*
+ * Read the id order query (one bigint or integer column): each id's rank is
+ * its first place; an id listed again is skipped, NULLs are skipped.
+ */
 static void
-read_pairs(const char *query, PairList *pl)
+read_id_order(const char *query, IdOrder *order)
+{
+	Portal		portal;
+	SPIPlanPtr	plan;
+	int64		cap = 1024;
+
+	order->ids = palloc(cap * sizeof(int64));
+	order->nids = 0;
+	order->ranks = idrank_create(CurrentMemoryContext, 1024, NULL);
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for the id order query: %s", SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	for (;;)
+	{
+		TupleDesc	desc;
+		Oid			type;
+
+		SPI_cursor_fetch(portal, true, 10000);
+		if (SPI_processed == 0)
+			break;
+		desc = SPI_tuptable->tupdesc;
+		type = SPI_gettypeid(desc, 1);
+		if (desc->natts != 1 || (type != INT8OID && type != INT4OID))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("the id order query of simhash_pair_groups must return one bigint or integer column"),
+					 desc->natts == 1 ?
+					 errdetail("It returns %s.", format_type_be(type)) :
+					 errdetail("It returns %d columns.", desc->natts)));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[i], desc, 1, &isnull);
+			IdRank	   *e;
+			bool		found;
+
+			if (isnull)
+				continue;
+			if (order->nids == PG_UINT32_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("simhash_pair_groups takes at most %u distinct ids", PG_UINT32_MAX)));
+			e = idrank_insert(order->ranks, id_datum(d, type), &found);
+			if (found)
+				continue;		/* its first place counts */
+			e->rank = order->nids;
+			if (order->nids == cap)
+			{
+				check_pair_memory(0, cap * 2);
+				cap *= 2;
+				order->ids = repalloc_huge(order->ids, cap * sizeof(int64));
+			}
+			order->ids[order->nids++] = e->id;
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	check_pair_memory(0, order->nids);
+}
+
+/* an id's rank in the order; an id the order does not list is an error */
+static uint32
+id_order_rank(const IdOrder *order, int64 id)
+{
+	IdRank	   *e = idrank_lookup(order->ranks, id);
+
+	if (e == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("id %lld of the pair query is not in the id order query", (long long) id),
+				 errhint("The id order query must list every id of every pair.")));
+	return e->rank;
+}
+
+/*
+ * Read the pair query. Without an order, the ids are taken in ascending
+ * order: pl->ids are the distinct ids of the pairs, sorted. With one, each
+ * id becomes its rank as it is read, and pl->ids are the order's ids by
+ * rank (some perhaps in no pair; the caller skips those).
+ */
+static void
+read_pairs(const char *query, const IdOrder *order, PairList *pl)
 {
 	Portal		portal;
 	SPIPlanPtr	plan;
@@ -270,13 +415,18 @@ read_pairs(const char *query, PairList *pl)
 
 			if (n1 || n2)
 				continue;		/* a pair with a NULL joins nothing */
-			x = SPI_gettypeid(desc, 1) == INT8OID ? DatumGetInt64(d1) : DatumGetInt32(d1);
-			y = SPI_gettypeid(desc, 1) == INT8OID ? DatumGetInt64(d2) : DatumGetInt32(d2);
+			x = id_datum(d1, SPI_gettypeid(desc, 1));
+			y = id_datum(d2, SPI_gettypeid(desc, 1));
 			if (x == y)
 				continue;
+			if (order)
+			{
+				x = id_order_rank(order, x);
+				y = id_order_rank(order, y);
+			}
 			if (npairs == cap)
 			{
-				check_pair_memory(cap * 2);
+				check_pair_memory(cap * 2, order ? order->nids : 0);
 				cap *= 2;
 				a = repalloc_huge(a, cap * sizeof(int64));
 				b = repalloc_huge(b, cap * sizeof(int64));
@@ -289,7 +439,22 @@ read_pairs(const char *query, PairList *pl)
 		CHECK_FOR_INTERRUPTS();
 	}
 	SPI_cursor_close(portal);
-	check_pair_memory(npairs);
+	check_pair_memory(npairs, order ? order->nids : 0);
+
+	if (order)
+	{
+		/* the ranks are the indexes already */
+		pl->ids = order->ids;
+		pl->nids = order->nids;
+		pl->edges = palloc_extended(Max(npairs, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+		pl->nedges = npairs;
+		for (int64 i = 0; i < npairs; i++)
+			pl->edges[i] = ((uint64) b[i] << 32) | (uint64) a[i];
+		sort_uint64_interruptible(pl->edges, npairs);
+		pfree(a);
+		pfree(b);
+		return;
+	}
 
 	/* the ids, sorted and unique */
 	all = palloc_extended(Max(npairs * 2, 1) * sizeof(int64), MCXT_ALLOC_HUGE);
@@ -326,14 +491,15 @@ read_pairs(const char *query, PairList *pl)
 }
 
 /*
- * simhash_pair_groups(pairs, method): the groups of the rows in a pair list
- * (a query returning two id columns, the pairs of near-duplicates), with the
- * rules of the window functions and the ids taken in ascending order:
- * 'leader', each id joins the first earlier leader it is paired with, or
- * leads; 'component', the connected components, each kept by its smallest
- * id. Returns (id, keep_id) for every id of the list (a kept id has
- * keep_id = id); ids in no pair keep themselves and are not returned. For
- * another order (keep the longest row, the newest), pass ranks as ids.
+ * simhash_pair_groups(pairs, method [, id_order]): the groups of the rows in
+ * a pair list (a query returning two id columns, the pairs of
+ * near-duplicates), with the rules of the window functions, the ids taken
+ * in ascending order or, given id_order (a query returning the ids, first
+ * the one to keep), in that order: 'leader', each id joins the first
+ * earlier leader it is paired with, or leads; 'component', the connected
+ * components, each kept by its first id. Returns (id, keep_id) for every id
+ * of a pair (a kept id has keep_id = id); ids in no pair keep themselves and
+ * are not returned.
  */
 PG_FUNCTION_INFO_V1(simhash_pair_groups);
 Datum
@@ -344,7 +510,10 @@ simhash_pair_groups(PG_FUNCTION_ARGS)
 	char	   *method = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	bool		leader;
 	PairList	pl;
+	IdOrder		order;
+	bool		ordered = PG_NARGS() > 2;
 	uint32	   *rep;
+	bool	   *in_pair = NULL;
 	MemoryContext outer = CurrentMemoryContext;
 
 	if (strcmp(method, "leader") == 0)
@@ -362,7 +531,20 @@ simhash_pair_groups(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	/* the pair list lives in the caller's context, outside SPI's */
 	MemoryContextSwitchTo(outer);
-	read_pairs(query, &pl);
+	if (ordered)
+		read_id_order(text_to_cstring(PG_GETARG_TEXT_PP(2)), &order);
+	read_pairs(query, ordered ? &order : NULL, &pl);
+	if (ordered)
+	{
+		/* the order's ids in no pair are not returned */
+		in_pair = palloc_extended(Max(pl.nids, 1) * sizeof(bool), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (int64 e = 0; e < pl.nedges; e++)
+		{
+			in_pair[(uint32) (pl.edges[e] >> 32)] = true;
+			in_pair[(uint32) pl.edges[e]] = true;
+		}
+		idrank_destroy(order.ranks);
+	}
 
 	rep = palloc_extended(Max(pl.nids, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	if (leader)
@@ -381,6 +563,8 @@ simhash_pair_groups(PG_FUNCTION_ARGS)
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
+		if (in_pair && !in_pair[d])
+			continue;
 		values[0] = Int64GetDatum(pl.ids[d]);
 		values[1] = Int64GetDatum(pl.ids[rep[d]]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
