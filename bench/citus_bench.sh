@@ -62,12 +62,16 @@
 #               4 x distinct fingerprints / 500,000)
 #   pack_partners  cb_pwin (bucket, id, fpkey, partners), colocated with cb_reps: each target's
 #               packs (array_agg GROUP BY target) searched by simhash_pack_partners
-#   pairs5      the pairs (id < partner) of cb_pwin into a coordinator table cb_pairs5
+#   pairs5      the script's count of the pairs (id < partner) of cb_pwin
 #   members5    as the script: the rows of cb_reps in cb_pwin (a semi-join; the script takes
 #               the keep value from there; here the rows are not one per fingerprint, so matched
 #               on the id too) to the coordinator
-#   groups5     simhash_pair_groups over cb_pairs5; the pairs must equal cb_pairs4's, the
-#               groups simhash_leader's. Per shard task of packs and pack_partners: EXPLAIN
+#   groups5     as the script: simhash_pair_groups reading the pairs of cb_pwin from the workers,
+#               the ids in the order of a query over cb_members5; the groups must equal
+#               simhash_leader's
+#   pairs5_gather, groups5_gathered  the way before the id order (not part of the job): the
+#               pairs into a coordinator table cb_pairs5 (which must equal cb_pairs4), and
+#               simhash_pair_groups over it; the same groups. Per shard task of packs and pack_partners: EXPLAIN
 #               ANALYZE of a count(*) over the SELECT, one task at a time per worker; the task
 #               time reported adds the wall time of reps (spreading the rows by bucket).
 #   script      (runs the packs) examples/dedup_pairs.sql -v table=cb_docs -v radius=3 -v action=report -v report_rows=0
@@ -416,11 +420,16 @@ PPART_SQL="SELECT hashint8(p.fp::bigint) & $((NB - 1)), p.id, p.fp::bigint, p.pa
 plan pack_partners "" "INSERT INTO cb_pwin $PPART_SQL"
 step pack_partners "SET maintenance_work_mem = '2GB';" "INSERT INTO cb_pwin $PPART_SQL;
 SELECT 'res', count(*) FROM cb_pwin;"
-step pairs5 "" "INSERT INTO cb_pairs5 SELECT id, p FROM cb_pwin, unnest(partners) p WHERE id < p;
-SELECT 'res', count(*) FROM cb_pairs5;"
-step members5 "" "CREATE TEMP TABLE cb_members5 AS SELECT r.id, r.id AS ord, r.fp FROM cb_reps r WHERE EXISTS (SELECT 1 FROM cb_pwin w WHERE w.bucket = r.bucket AND w.fpkey = r.fp::bigint AND w.id = r.id);
+step pairs5 "" "SELECT 'res', count(*) FROM cb_pwin, unnest(partners) p WHERE id < p;"
+step members5 "" "CREATE UNLOGGED TABLE cb_members5 AS SELECT r.id, r.id AS ord, r.fp FROM cb_reps r WHERE EXISTS (SELECT 1 FROM cb_pwin w WHERE w.bucket = r.bucket AND w.fpkey = r.fp::bigint AND w.id = r.id);
 SELECT 'res', count(*) FROM cb_members5;"
-step groups5 "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(*) FILTER (WHERE keep_id <> id), count(DISTINCT keep_id) FILTER (WHERE keep_id <> id) FROM simhash_pair_groups('SELECT a, b FROM cb_pairs5', 'leader');"
+step groups5 "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(*) FILTER (WHERE keep_id <> id), count(DISTINCT keep_id) FILTER (WHERE keep_id <> id) FROM simhash_pair_groups('SELECT id, p FROM cb_pwin, unnest(partners) p WHERE id < p', 'leader', 'SELECT id FROM cb_members5 ORDER BY ord, id');"
+# the way before 0.3.0's id order: the pairs gathered into a table first (also what the checks compare)
+step pairs5_gather "" "INSERT INTO cb_pairs5 SELECT id, p FROM cb_pwin, unnest(partners) p WHERE id < p;
+SELECT 'res', count(*) FROM cb_pairs5;"
+step groups5_gathered "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(*) FILTER (WHERE keep_id <> id), count(DISTINCT keep_id) FILTER (WHERE keep_id <> id) FROM simhash_pair_groups('SELECT a, b FROM cb_pairs5', 'leader');"
+[ "$(res_of groups5_gathered 2) $(res_of groups5_gathered 3)" = "$(res_of groups5 2) $(res_of groups5 3)" ] ||
+	mismatch "simhash_pair_groups with the pairs read from the workers: $(res_of groups5 2) $(res_of groups5 3), from the gathered pairs: $(res_of groups5_gathered 2) $(res_of groups5_gathered 3)"
 if [ "$PARTNERS" = 1 ]; then
 	[ "$(res_of pairs5 1)" = "$(res_of pairs4 1)" ] || mismatch "simhash_pack_partners found $(res_of pairs5 1) pairs, simhash_key_partners $(res_of pairs4 1)"
 	[ "$(qt "$C" -c "SELECT count(*) FROM (SELECT a, b FROM cb_pairs4 EXCEPT SELECT a, b FROM cb_pairs5) x")" = 0 ] ||
@@ -661,14 +670,17 @@ part5 = [
     (f"2. packs: simhash_key_pack(id, fp, {K}, {K + 1}, {n_targets}) GROUP BY bucket", "packs",
      f"{r('packs'):,} packs, {mb(r('packs', 1)):.0f} MB, spread by target"),
     ("3. simhash_pack_partners per target into cb_pwin (by bucket)", "pack_partners", f"{r('pack_partners'):,} rows in pairs (per target)"),
-    ("3'. the pairs into coordinator table cb_pairs5", "pairs5", f"{r('pairs5'):,} pairs"),
+    ("3'. the pairs counted (on the workers)", "pairs5", f"{r('pairs5'):,} pairs"),
     ("3''. the rows in pairs (id, keep value, fingerprint) to the coordinator", "members5", f"{r('members5'):,} ids"),
-    ("4. simhash_pair_groups(cb_pairs5, 'leader') on the coordinator", "groups5",
+    ("4. simhash_pair_groups(pairs from the workers, 'leader', id order)", "groups5",
      f"{r('groups5'):,} ids in pairs, {r('groups5', 1):,} not their kept row, in {r('groups5', 2):,} groups of >= 2 rows"),
 ]
 for label, name, res in part5:
     print(f"{label:64s} | {s(t(name)):>8s} | {res}")
 job5 = sum(t(n) for _, n, _ in part5)
+print(f"{'  (before the id order: the pairs gathered into a table' :64s} | {s(t('pairs5_gather')):>8s} |")
+print(f"{'   and simhash_pair_groups over it: 3' + chr(39) + ' and 4 took' :64s} | {s(t('groups5_gathered')):>8s} | "
+      f"{s(t('pairs5_gather') + t('groups5_gathered'))} s against {s(t('pairs5') + t('groups5'))} s now)")
 print(f"{'dedup job = 1 + 2 + 3 + 3' + chr(39) + ' + 3' + chr(39) * 2 + ' + 4':64s} | {s(job5):>8s} | "
       f"{job5 / t('component'):.2f} x simhash_component's time (goal <= 2)"
       + (f"; key partners' job / this = {job4 / job5:.2f}" if PARTNERS else ""))
