@@ -240,7 +240,8 @@ BEGIN
                   FROM (SELECT target, array_agg(pack) AS packs FROM %3$s GROUP BY target) s,
                        %4$s.simhash_pack_partners(s.packs, %5$s, %6$s) p',
                  w_win, n_buckets - 1, w_keys, ext, radius, m);
-  EXECUTE format('SELECT count(*) FROM %s, unnest(partners) p WHERE id < p', w_win) INTO n_pairs;
+  -- (each pair is in the partners of both its rows, on the one target that found it)
+  EXECUTE format('SELECT coalesce(sum(cardinality(partners)), 0) / 2 FROM %s', w_win) INTO n_pairs;
 
   -- 4. on the coordinator: the ids in pairs with their keep value, and the
   -- groups of the pairs, read straight from the workers, the ids taken in
