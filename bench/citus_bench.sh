@@ -62,7 +62,8 @@
 #               4 x distinct fingerprints / 500,000)
 #   pack_partners  cb_pwin (bucket, id, fpkey, partners), colocated with cb_reps: each target's
 #               packs (array_agg GROUP BY target) searched by simhash_pack_partners
-#   pairs5      the script's count of the pairs (id < partner) of cb_pwin
+#   pairs5      the script's count of the pairs of cb_pwin (half its partners: each pair is in
+#               both rows' partners); must equal the gathered pairs' count
 #   members5    as the script: the rows of cb_reps in cb_pwin (a semi-join; the script takes
 #               the keep value from there; here the rows are not one per fingerprint, so matched
 #               on the id too) to the coordinator
@@ -420,7 +421,7 @@ PPART_SQL="SELECT hashint8(p.fp::bigint) & $((NB - 1)), p.id, p.fp::bigint, p.pa
 plan pack_partners "" "INSERT INTO cb_pwin $PPART_SQL"
 step pack_partners "SET maintenance_work_mem = '2GB';" "INSERT INTO cb_pwin $PPART_SQL;
 SELECT 'res', count(*) FROM cb_pwin;"
-step pairs5 "" "SELECT 'res', count(*) FROM cb_pwin, unnest(partners) p WHERE id < p;"
+step pairs5 "" "SELECT 'res', coalesce(sum(cardinality(partners)), 0) / 2 FROM cb_pwin;"
 step members5 "" "CREATE UNLOGGED TABLE cb_members5 AS SELECT r.id, r.id AS ord, r.fp FROM cb_reps r WHERE EXISTS (SELECT 1 FROM cb_pwin w WHERE w.bucket = r.bucket AND w.fpkey = r.fp::bigint AND w.id = r.id);
 SELECT 'res', count(*) FROM cb_members5;"
 step groups5 "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(*) FILTER (WHERE keep_id <> id), count(DISTINCT keep_id) FILTER (WHERE keep_id <> id) FROM simhash_pair_groups('SELECT id, p FROM cb_pwin, unnest(partners) p WHERE id < p', 'leader', 'SELECT id FROM cb_members5 ORDER BY ord, id');"
@@ -428,6 +429,8 @@ step groups5 "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(
 step pairs5_gather "" "INSERT INTO cb_pairs5 SELECT id, p FROM cb_pwin, unnest(partners) p WHERE id < p;
 SELECT 'res', count(*) FROM cb_pairs5;"
 step groups5_gathered "SET maintenance_work_mem = '2GB';" "SELECT 'res', count(*), count(*) FILTER (WHERE keep_id <> id), count(DISTINCT keep_id) FILTER (WHERE keep_id <> id) FROM simhash_pair_groups('SELECT a, b FROM cb_pairs5', 'leader');"
+[ "$(res_of pairs5_gather 1)" = "$(res_of pairs5 1)" ] ||
+	mismatch "the partners hold $(res_of pairs5 1) pairs (half their count), $(res_of pairs5_gather 1) gathered"
 [ "$(res_of groups5_gathered 2) $(res_of groups5_gathered 3)" = "$(res_of groups5 2) $(res_of groups5 3)" ] ||
 	mismatch "simhash_pair_groups with the pairs read from the workers: $(res_of groups5 2) $(res_of groups5 3), from the gathered pairs: $(res_of groups5_gathered 2) $(res_of groups5_gathered 3)"
 if [ "$PARTNERS" = 1 ]; then
