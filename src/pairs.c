@@ -235,6 +235,17 @@ check_pair_memory(int64 npairs, int64 nordered)
 				 errhint("Raise maintenance_work_mem for this session.")));
 }
 
+/* A read-only cursor over a caller's query (the pair and id order queries), fetched in batches. */
+static Portal
+open_query_cursor(const char *query, const char *what)
+{
+	SPIPlanPtr	plan = SPI_prepare(query, 0, NULL);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for the %s query: %s", what, SPI_result_code_string(SPI_result));
+	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
+}
+
 /*
  * The id order: every id's place (its rank) in a hash table. Pairs are
  * mapped to ranks as they are read, one lookup per end, instead of the
@@ -291,16 +302,12 @@ static void
 read_id_order(const char *query, IdOrder *order)
 {
 	Portal		portal;
-	SPIPlanPtr	plan;
 	int64		cap = 1024;
 
 	order->ids = palloc(cap * sizeof(int64));
 	order->nids = 0;
 	order->ranks = idrank_create(CurrentMemoryContext, 1024, NULL);
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for the id order query: %s", SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = open_query_cursor(query, "id order");
 	for (;;)
 	{
 		TupleDesc	desc;
@@ -374,7 +381,6 @@ static void
 read_pairs(const char *query, const IdOrder *order, PairList *pl)
 {
 	Portal		portal;
-	SPIPlanPtr	plan;
 	int64		npairs = 0;
 	int64		cap = 1024;
 	int64	   *a = palloc(cap * sizeof(int64));
@@ -382,10 +388,7 @@ read_pairs(const char *query, const IdOrder *order, PairList *pl)
 	int64	   *all;
 	int64		nall = 0;
 
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for the pair query: %s", SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = open_query_cursor(query, "pair");
 	for (;;)
 	{
 		TupleDesc	desc;
