@@ -65,6 +65,7 @@ INSERT INTO fz_val (typ, expr, col) VALUES
   ('text', $$'words'::text$$, false), ('text', $$'chars'::text$$, false), ('text', $$'words:3'::text$$, false),
   ('text', E'''\u4e2d\u6587\u6587\u672c \u0442\u0435\u043a\u0441\u0442 \u0645\u062a\u0646 \U0001F600''::text', false),
   ('text', $$'SELECT 1, 2'::text$$, false), ('text', $$'leader'::text$$, false),
+  ('text', $$'SELECT 2 UNION ALL SELECT 1'::text$$, false),
   ('text[]', 'NULL::text[]', false),
   ('text[]', $$'{}'::text[]$$, false), ('text[]', $$'{NULL}'::text[]$$, false),
   ('text[]', $$'{a,b,a,""}'::text[]$$, false), ('text[]', 'words', true),
