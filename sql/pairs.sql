@@ -287,13 +287,15 @@ SELECT m AS method,
        (SELECT count(*) FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', m,
           'SELECT id FROM pg_rows UNION ALL VALUES (6000), (7000) ORDER BY 1')) AS returned
 FROM unnest(ARRAY['leader', 'component']) m ORDER BY m;
--- the chain kept from its other end; an id listed again keeps its first
--- place (5001 last, after its second mention), NULLs are skipped, integers
+-- the chain kept from its other end; NULLs are skipped; integers
 SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'leader',
-                                  'SELECT * FROM (VALUES (5005), (NULL), (5004), (5005), (5003), (5002), (5001)) v(id)') ORDER BY id;
+                                  'SELECT * FROM (VALUES (5005), (NULL), (5004), (5003), (5002), (5001)) v(id)') ORDER BY id;
 SELECT * FROM simhash_pair_groups('SELECT a::int, b::int FROM pg_pairs WHERE a > 5000', 'component',
-                                  'SELECT * FROM (VALUES (5003), (5001), (5002), (5005), (5004), (5001)) v(id)') ORDER BY id;
--- an id of a pair the order does not list, and orders of the wrong shape
+                                  'SELECT * FROM (VALUES (5003), (5001), (5002), (5005), (5004)) v(id)') ORDER BY id;
+-- an id listed twice, an id of a pair the order does not list, and orders
+-- of the wrong shape
+SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'leader',
+                                  'SELECT * FROM (VALUES (5005), (5004), (5005), (5003), (5002), (5001)) v(id)');
 SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs WHERE a > 5000', 'leader',
                                   'SELECT * FROM (VALUES (5005), (5004), (5003), (5002)) v(id)');
 SELECT * FROM simhash_pair_groups('SELECT a, b FROM pg_pairs', 'leader', 'SELECT id, id FROM pg_rows');

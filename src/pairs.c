@@ -296,7 +296,9 @@ id_datum(Datum d, Oid type)
 
 /*
  * Read the id order query (one bigint or integer column): each id's rank is
- * its first place; an id listed again is skipped, NULLs are skipped.
+ * its place; an id listed twice is an error (as in the window functions: two
+ * rows with one id could not be told apart in the answer), NULLs are
+ * skipped.
  */
 static void
 read_id_order(const char *query, IdOrder *order)
@@ -340,7 +342,11 @@ read_id_order(const char *query, IdOrder *order)
 						 errmsg("simhash_pair_groups takes at most %u distinct ids", PG_UINT32_MAX)));
 			e = idrank_insert(order->ranks, id_datum(d, type), &found);
 			if (found)
-				continue;		/* its first place counts */
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("id %lld occurs more than once in the id order query of simhash_pair_groups",
+								(long long) e->id),
+						 errhint("Each id needs one place in the order: ids must be unique.")));
 			e->rank = order->nids;
 			if (order->nids == cap)
 			{
@@ -449,45 +455,42 @@ read_pairs(const char *query, const IdOrder *order, PairList *pl)
 		/* the ranks are the indexes already */
 		pl->ids = order->ids;
 		pl->nids = order->nids;
-		pl->edges = palloc_extended(Max(npairs, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
-		pl->nedges = npairs;
-		for (int64 i = 0; i < npairs; i++)
-			pl->edges[i] = ((uint64) b[i] << 32) | (uint64) a[i];
-		sort_uint64_interruptible(pl->edges, npairs);
-		pfree(a);
-		pfree(b);
-		return;
 	}
-
-	/* the ids, sorted and unique */
-	all = palloc_extended(Max(npairs * 2, 1) * sizeof(int64), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < npairs; i++)
+	else
 	{
-		all[nall++] = a[i];
-		all[nall++] = b[i];
-	}
-	sort_int64_interruptible(all, nall);
-	pl->nids = 0;
-	for (int64 i = 0; i < nall; i++)
-		if (i == 0 || all[i] != all[i - 1])
+		/* the ids, sorted and unique, and the pairs as their indexes */
+		all = palloc_extended(Max(npairs * 2, 1) * sizeof(int64), MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < npairs; i++)
 		{
-			if (pl->nids == PG_UINT32_MAX)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("simhash_pair_groups takes at most %u distinct ids", PG_UINT32_MAX)));
-			all[pl->nids++] = all[i];
+			all[nall++] = a[i];
+			all[nall++] = b[i];
 		}
-	pl->ids = all;
+		sort_int64_interruptible(all, nall);
+		pl->nids = 0;
+		for (int64 i = 0; i < nall; i++)
+			if (i == 0 || all[i] != all[i - 1])
+			{
+				if (pl->nids == PG_UINT32_MAX)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("simhash_pair_groups takes at most %u distinct ids", PG_UINT32_MAX)));
+				all[pl->nids++] = all[i];
+			}
+		pl->ids = all;
+		for (int64 i = 0; i < npairs; i++)
+		{
+			a[i] = id_index(pl, a[i]);
+			b[i] = id_index(pl, b[i]);
+			if ((i & 0xFFFF) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+	}
 
 	/* the pairs as (hi, lo) index pairs, sorted: each id's earlier neighbours in order */
 	pl->edges = palloc_extended(Max(npairs, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
 	pl->nedges = npairs;
 	for (int64 i = 0; i < npairs; i++)
-	{
-		pl->edges[i] = ((uint64) id_index(pl, b[i]) << 32) | id_index(pl, a[i]);
-		if ((i & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
+		pl->edges[i] = ((uint64) b[i] << 32) | (uint64) a[i];
 	sort_uint64_interruptible(pl->edges, npairs);
 	pfree(a);
 	pfree(b);
