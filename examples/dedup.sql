@@ -116,6 +116,7 @@ DECLARE
 BEGIN
   -- no concurrent writes while the groups are computed and acted on
   EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+  PERFORM pg_temp.simhash_dedup_check_ids(tbl, current_setting('simhash_dedup.id_column'));
 
   -- every row with its representative (NULL for a NULL fingerprint)
   EXECUTE format(

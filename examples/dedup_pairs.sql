@@ -178,6 +178,7 @@ BEGIN
 
   -- no concurrent writes while the groups are computed and acted on
   EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
+  PERFORM pg_temp.simhash_dedup_check_ids(tbl, id_col);
 
   -- 1. the rows with a fingerprint, and each fingerprint's first row in the keep order
   EXECUTE format('SELECT count(*) FROM %s', tbl) INTO n_rows;

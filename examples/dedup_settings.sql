@@ -258,6 +258,30 @@ BEGIN
 END
 $archive$;
 
+-- The ids must be unique: the groups name rows by id, and the delete or
+-- flag acts by id, on rows without a fingerprint too (a row without one
+-- that shared an id with a removed row would go with it). Checked over the
+-- whole table, after the scripts lock it, unless a unique index on the id
+-- alone says so.
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_check_ids(tbl regclass, id_col text)
+RETURNS void LANGUAGE plpgsql AS $ids$
+DECLARE
+  dup_id bigint;
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+              WHERE i.indrelid = tbl AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
+                AND i.indexprs IS NULL AND a.attname = id_col) THEN
+    RETURN;
+  END IF;
+  EXECUTE format('SELECT %1$I FROM %2$s WHERE %1$I IS NOT NULL GROUP BY 1 HAVING count(*) > 1 ORDER BY 1 LIMIT 1',
+                 id_col, tbl) INTO dup_id;
+  IF dup_id IS NOT NULL THEN
+    RAISE EXCEPTION 'id % occurs more than once in %', dup_id, tbl
+      USING HINT = 'The rows are deleted or flagged by id: every row needs a unique id (a unique index on the id column skips this check).';
+  END IF;
+END
+$ids$;
+
 DO $settings$
 DECLARE
   tbl_name text := current_setting('simhash_dedup.table');

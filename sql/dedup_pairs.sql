@@ -147,9 +147,23 @@ RESET search_path;
 \set id_column id
 \set method 'nearest'
 \ir examples/dedup_pairs.sql
+\unset method
+\set ECHO all
+-- a table without a unique index on the id, and one id on two rows: the
+-- script checks, and refuses before it acts
+CREATE TABLE dp_dupid AS SELECT * FROM dp_w;
+INSERT INTO dp_dupid SELECT (SELECT max(id) FROM dp_w), fp # '0000000000000100', body, seen, NULL
+FROM dp_w WHERE id = (SELECT min(id) FROM dp_w WHERE fp IS NOT NULL);
+SELECT max(id) AS twice FROM dp_w;
+\set table dp_dupid
+\set action delete
+\set ECHO none
+\echo with an id on two rows
+\ir examples/dedup_pairs.sql
 \set ECHO all
 SELECT count(*) FROM dp_w;
+SELECT count(*) - (SELECT count(*) FROM dp_w) AS dp_dupid_rows_beyond_dp_w FROM dp_dupid;
 
 DROP SCHEMA trap CASCADE;
 DROP SCHEMA "Pairs ""Q"";" CASCADE;
-DROP TABLE dp, dp_w, dp_p, diffs;
+DROP TABLE dp, dp_w, dp_p, dp_dupid, diffs;

@@ -254,3 +254,30 @@ SELECT id FROM vdocs_copy ORDER BY id;
 \set ECHO all
 SELECT count(*) FROM vdocs;
 DROP TABLE vdocs, vdocs_copy;
+
+-- a row without a fingerprint that shares its id with a near-duplicate:
+-- removing by id would take it too, so both scripts refuse a table whose
+-- ids repeat (unless a unique index on the id vouches for them)
+CREATE TABLE dupid (id int, fp simhash, body text);
+INSERT INTO dupid VALUES (1, '0000000000000000', 'a'), (2, '0000000000000001', 'b'),
+                         (2, NULL, 'no fingerprint'), (3, 'ffff0000ffff0000', 'c');
+\unset verify_column
+\unset verify_threshold
+\unset verify_size
+\set table dupid
+\set action delete
+\set radius 3
+\set ECHO none
+\ir examples/dedup.sql
+\ir examples/dedup_pairs.sql
+\set ECHO all
+SELECT * FROM dupid ORDER BY id, body;
+-- with the second id 2 moved and a unique index: removed, the row without
+-- a fingerprint kept
+UPDATE dupid SET id = 4 WHERE fp IS NULL;
+CREATE UNIQUE INDEX ON dupid (id);
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+SELECT * FROM dupid ORDER BY id;
+DROP TABLE dupid, dupid_dedup_archive;
