@@ -284,6 +284,95 @@ RESET enable_seqscan;
 RESET enable_bitmapscan;
 DROP TABLE sh_fold;
 
+-- Position indexes of large runs (src/mih/mih_cache_pos.c): once a backend
+-- has read about a table's worth of a run of more than 32,768 entries, a
+-- probe goes straight to the line where its value's entries start, reads no
+-- page for a value the run lacks, and follows a value's entries across
+-- leaves. 40,000 rows, every fingerprint's low nibble set (so every block
+-- value has its lowest bit set: with the interleaved masks, bit j is block
+-- j's lowest), 2,000 of them one fingerprint (its entries span leaves in
+-- every table); one run.
+CREATE TABLE sh_pos (id int, fp simhash) WITH (autovacuum_enabled = false);
+INSERT INTO sh_pos SELECT g, CASE WHEN g % 20 = 0 THEN '123456789abcdeff'::simhash
+    ELSE ('x' || left(md5('p' || g), 16))::bit(64)::simhash | '000000000000000f' END
+    FROM generate_series(1, 40000) g;
+CREATE INDEX sh_pos_idx ON sh_pos USING simhash (fp);
+SELECT runs, run_entries FROM simhash_index_info('sh_pos_idx');
+CREATE TABLE sh_pos_q (qid int, fp simhash);
+INSERT INTO sh_pos_q SELECT id, fp # (((id % 3 > 0)::int::int8) << (id % 64))::simhash
+    FROM sh_pos WHERE id % 211 = 1 AND id % 20 <> 0;
+INSERT INTO sh_pos_q VALUES (-1, '123456789abcdeff'), (-2, '123456789abcdef0'),
+    (-3, '023456789abcdeff'), (-4, '123456789abcdefe');
+-- every query point at radii 0 to 9 through the index, against one
+-- sequential pass
+CREATE FUNCTION sh_pos_pairs(idx bool) RETURNS TABLE (qid int, r int, id int)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM set_config('enable_seqscan', (NOT idx)::text, true);
+    PERFORM set_config('enable_indexscan', idx::text, true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    RETURN QUERY EXECUTE 'SELECT q.qid, rr.r, t.id FROM sh_pos_q q, unnest(''{0,2,3,4,6,9}''::int[]) rr(r),
+        LATERAL (SELECT s.id FROM sh_pos s WHERE s.fp <~> q.fp <= rr.r) t';
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+END
+$fn$;
+CREATE TABLE sh_pos_want AS SELECT * FROM sh_pos_pairs(false);
+CREATE FUNCTION sh_pos_check(OUT pairs bigint, OUT extra bigint, OUT missing bigint)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    CREATE TEMP TABLE sh_pos_got AS SELECT * FROM sh_pos_pairs(true);
+    SELECT count(*) INTO pairs FROM sh_pos_want;
+    SELECT count(*) INTO extra FROM (SELECT * FROM sh_pos_got EXCEPT ALL SELECT * FROM sh_pos_want) x;
+    SELECT count(*) INTO missing FROM (SELECT * FROM sh_pos_want EXCEPT ALL SELECT * FROM sh_pos_got) x;
+    DROP TABLE sh_pos_got;
+END
+$fn$;
+-- the first pass pays for the position indexes, which the rest of it uses
+SELECT * FROM sh_pos_check();
+SELECT * FROM sh_pos_check();
+-- the copies, found whole across the leaves they span (distance 0, and 4
+-- from a point whose block values no entry has: radius 4 probes table 0
+-- one bit away)
+SELECT r, count(*) FILTER (WHERE qid = -1) AS copies, count(*) FILTER (WHERE qid = -2) AS from_absent
+FROM sh_pos_pairs(true) WHERE qid IN (-1, -2) AND r IN (0, 3, 4) GROUP BY r ORDER BY r;
+-- a radius-3 search whose four probe values no entry has: the metapage is
+-- the only page read (with the directory alone it read one leaf per table)
+CREATE FUNCTION sh_pos_hits(q simhash, r int) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+    plan json;
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, FORMAT JSON) '
+                   'SELECT id FROM sh_pos WHERE fp <~> %L::simhash <= %s', q, r) INTO plan;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint;
+END
+$fn$;
+SELECT sh_pos_hits('123456789abcdef0', 3) AS hits_absent, sh_pos_hits('123456789abcdeff', 0) > 4 AS copies_span_leaves;
+SET simhash.index_cache_size = 0;
+SELECT sh_pos_hits('123456789abcdef0', 3) AS hits_absent_without_cache;
+-- no room for a position index (1 MB for this run) beside the directories:
+-- searched through the directory as before
+SET simhash.index_cache_size = '512kB';
+SELECT * FROM sh_pos_check();
+RESET simhash.index_cache_size;
+-- 8-bit blocks (256 values: a value's entries fill many leaves) and 3
+-- blocks (more than 16 bits: no position index)
+DROP INDEX sh_pos_idx;
+CREATE INDEX sh_pos_idx ON sh_pos USING simhash (fp) WITH (blocks = 8);
+SELECT * FROM sh_pos_check();
+SELECT * FROM sh_pos_check();
+DROP INDEX sh_pos_idx;
+CREATE INDEX sh_pos_idx ON sh_pos USING simhash (fp) WITH (blocks = 3);
+SELECT * FROM sh_pos_check();
+SELECT * FROM sh_pos_check();
+DROP FUNCTION sh_pos_check(), sh_pos_pairs(bool), sh_pos_hits(simhash, int);
+DROP TABLE sh_pos, sh_pos_q, sh_pos_want;
+
 DROP FUNCTION sh_cache_cursor(), sh_cache_hits(simhash, int), sh_cache_check(text),
               sh_cache_pairs(text), sh_cache_fp(int);
 DROP TABLE sh_cache, sh_cache_q;

@@ -714,6 +714,9 @@ typedef struct MihRunSummary
 	uint64	   *dir_keys[MIH_MAX_BLOCKS];	/* first key of each leaf, or NULL */
 	BlockNumber *dir_leaves[MIH_MAX_BLOCKS];
 	Buffer	   *dir_bufs[MIH_MAX_BLOCKS];	/* where each leaf was last found */
+	/* where each block value's entries start, for large runs (mih_cache_pos.c) */
+	bool		pos_tried;
+	struct MihPosIndex *pos[MIH_MAX_BLOCKS];	/* or NULL */
 	/* balls a scan found no live entry of this run in (mih_cache_run_empty) */
 	SimHash		empty_q[MIH_CACHE_EMPTY_BALLS];
 	int			empty_r[MIH_CACHE_EMPTY_BALLS];
@@ -744,6 +747,19 @@ extern int	mih_cache_pending_checked(Relation index, SimHash q, int r, BlockNumb
 									  uint32 serial);
 extern void mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber blk,
 								   uint32 serial, int nentries);
+
+/* mih_cache.c, for mih_cache_pos.c */
+extern bool mih_cache_reserve(Size bytes);
+extern MemoryContext mih_cache_context(void);
+
+/* ---- mih_cache_pos.c: where each block value's entries start in a large run ---- */
+#define MIH_POS_MAX_BITS		16	/* tables of at most this many bits get one */
+extern void mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
+										 const uint64 *masks);
+extern bool mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first,
+							   uint32 *count);
+extern void mih_cache_position_broken(MihRunSummary *s, int j);
+extern void mih_cache_free_positions(MihRunSummary *s);
 
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 							 double *full_pages, double *probe_entries, bool *fullscan);

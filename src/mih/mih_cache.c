@@ -95,6 +95,7 @@ free_summary(MihRunSummary *s)
 		if (s->dir_bufs[j])
 			pfree(s->dir_bufs[j]);
 	}
+	mih_cache_free_positions(s);
 	cache_bytes -= s->bytes;
 	pfree(s);
 }
@@ -196,6 +197,28 @@ static Size
 cache_limit(void)
 {
 	return (Size) mih_cache_size_kb * 1024;
+}
+
+/*
+ * Count bytes more against the limit if they fit without dropping anything,
+ * for what is only worth building while the cache has room (mih_cache_pos.c);
+ * the caller adds them to its summary's bytes, which free_summary returns.
+ */
+bool
+mih_cache_reserve(Size bytes)
+{
+	if (cache_bytes + bytes > cache_limit())
+		return false;
+	cache_bytes += bytes;
+	return true;
+}
+
+/* Where summaries live (created with the first one) */
+MemoryContext
+mih_cache_context(void)
+{
+	Assert(cache_cxt != NULL);
+	return cache_cxt;
 }
 
 static MihCachedIndex *
@@ -531,6 +554,28 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 
 	if (keys == NULL)
 		return;
+	if (s->pos[j])
+	{
+		uint32		first,
+					count;
+
+		/* the very line where v's entries start */
+		if (!mih_cache_position(s, j, v, &first, &count) || count == 0)
+			return;
+		lo = first / MIH_ENTRIES_PER_PAGE;
+		guess = first % MIH_ENTRIES_PER_PAGE;
+		if (lo >= s->ndir[j])
+			return;
+		buf = s->dir_bufs[j][lo];
+		if (!BufferIsValid(buf) || BufferIsLocal(buf))
+			return;
+		__builtin_prefetch(GetBufferDescriptor(buf - 1));
+		block = (char *) BufferGetBlock(buf);
+		__builtin_prefetch(block);
+		__builtin_prefetch(block + BLCKSZ - MAXALIGN(sizeof(MihPageOpaqueData)));
+		__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) + guess * sizeof(MihEntry));
+		return;
+	}
 	lo = dir_slot(s, j, v);
 	buf = s->dir_bufs[j][lo];
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))

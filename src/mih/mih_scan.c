@@ -80,6 +80,9 @@ typedef struct MihScanOpaqueData
 	int			probe;
 	BlockNumber leaf;			/* next leaf to read, or Invalid: descend */
 	int			leaf_slot;		/* its place in the run's leaf directory, or -1 */
+	/* the probe's entries from the run's position index (mih_cache_pos.c) */
+	uint32		pos_left;		/* still to visit; 0: search the leaf */
+	int			pos_off;		/* where they start in so->leaf */
 	MihRunHeader hdr;			/* of the current run */
 	MihRunSummary *sum;			/* what the backend knows of it (pinned), or
 								 * NULL (mih_cache.c) */
@@ -315,6 +318,7 @@ start_scan(Relation index, MihScanOpaque so)
 
 	so->phase = MIH_SCAN_PENDING;
 	so->run = -1;
+	so->pos_left = 0;
 }
 
 static bool table_probes(Relation index, MihScanOpaque so);
@@ -394,6 +398,7 @@ next_table(Relation index, MihScanOpaque so)
 				{
 					so->probe = 0;
 					so->leaf = InvalidBlockNumber;
+					so->pos_left = 0;
 					return true;
 				}
 		}
@@ -449,6 +454,7 @@ table_probes(Relation index, MihScanOpaque so)
 	if (sum == NULL)
 		return true;
 	mih_cache_consider_filters(index, sum, so->run_tables[so->run], so->masks);
+	mih_cache_consider_positions(index, sum, so->run_tables[so->run], so->masks);
 	if (sum->filter[j] == NULL)
 		return true;
 	if (so->fprobes_cap < so->nprobes[j])
@@ -497,6 +503,53 @@ scan_visit(void *arg, const MihEntry *e)
 }
 
 /*
+ * Visit the current probe's entries that the run's position index placed
+ * at so->pos_off of this leaf, on to the next leaf if they go on there.
+ * Every one must have the probed value: if not, the position index is
+ * dropped for the table and the probe searches the directory again.
+ */
+static void
+visit_positioned(MihScanOpaque so, const MihEntry *entries, int n, BlockNumber next)
+{
+	int			j = so->table;
+	uint64		mask = so->masks[j];
+	uint64		v = so->tprobes[so->probe];
+	int			i = so->pos_off;
+	int			nitems = so->nitems;
+
+	for (; i < n && so->pos_left > 0; i++, so->pos_left--)
+	{
+		if ((mih_entry_fp(&entries[i]) & mask) != v)
+		{
+			mih_cache_position_broken(so->sum, j);
+			so->nitems = nitems;	/* nothing from this leaf */
+			so->pos_left = 0;
+			so->leaf = InvalidBlockNumber;
+			return;
+		}
+		scan_visit(so, &entries[i]);
+	}
+	if (so->pos_left == 0)
+	{
+		so->probe++;
+		so->leaf = InvalidBlockNumber;	/* the next probe is placed anew */
+	}
+	else if (next == InvalidBlockNumber)
+	{
+		/* fewer entries than the index said */
+		mih_cache_position_broken(so->sum, j);
+		so->pos_left = 0;
+		so->leaf = InvalidBlockNumber;
+	}
+	else
+	{
+		so->leaf = next;
+		so->leaf_slot++;
+		so->pos_off = 0;
+	}
+}
+
+/*
  * Visit one run leaf for the current table: collect matches for as many
  * consecutive probe values as the leaf holds. Advances so->probe and
  * so->leaf. The buffer is returned pinned and unlocked.
@@ -533,6 +586,8 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		so->leaf = next;
 		so->leaf_slot++;		/* the directory lists the leaves in order */
 	}
+	else if (so->pos_left > 0)
+		visit_positioned(so, entries, n, next);
 	else
 	{
 		switch (mih_probe_leaf(entries, n, mask, so->tprobes, so->ntprobes, &so->probe,
@@ -649,6 +704,28 @@ next_page(IndexScanDesc scan)
 					if (!next_table(index, so))
 						so->phase = MIH_SCAN_DONE;
 					continue;
+				}
+				if (so->leaf == InvalidBlockNumber && so->sum)
+				{
+					uint32		first,
+								count;
+
+					so->pos_left = 0;
+					if (mih_cache_position(so->sum, so->table, so->tprobes[so->probe],
+										   &first, &count))
+					{
+						so->sum->spent++;
+						if (count == 0)
+						{
+							/* no entry of this run has the value: nothing to read */
+							so->probe++;
+							continue;
+						}
+						so->leaf_slot = first / MIH_ENTRIES_PER_PAGE;
+						so->leaf = so->sum->dir_leaves[so->table][so->leaf_slot];
+						so->pos_off = first % MIH_ENTRIES_PER_PAGE;
+						so->pos_left = count;
+					}
 				}
 				if (so->leaf == InvalidBlockNumber)
 				{

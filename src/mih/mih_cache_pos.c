@@ -1,0 +1,224 @@
+/*
+ * mih_cache_pos.c
+ *		Where each block value's entries start in a large run: a backend's
+ *		position index of a run's table, so that a probe reads one known
+ *		line of one known leaf instead of searching for it.
+ *
+ * A probe of a run's table used to search the leaf directory for the leaf
+ * (mih_cache.c) and then the leaf for the value's first entry: halving and
+ * galloping through 8 kB of entries the CPU has not cached. On an index
+ * larger than the CPU's caches those loads were most of a near-duplicate
+ * constraint check's time (four probes per run for radius 3), and a run of
+ * more than about 65,000 entries holds nearly every 16-bit block value, so
+ * no filter of values present can spare them.
+ *
+ * A table's entries are sorted by its block value, every leaf of a run but
+ * the last is full (mih_run.c), and every table holds the same entries. So
+ * a histogram of the block values, summed, gives for each value v the
+ * number of entries before it: entry "first" of the table, which is entry
+ * first % MIH_ENTRIES_PER_PAGE of the directory's leaf first /
+ * MIH_ENTRIES_PER_PAGE, and the number of entries with that value. One pass
+ * over one table's leaves builds the histograms of every table the run
+ * serves. A table of b <= 16 bits needs 2^b + 1 counters (256 kB at 16
+ * bits); its block value is packed into its b bits (the mask's bits,
+ * gathered in order, which keeps the order of values) by one table lookup
+ * per byte.
+ *
+ * Built, like the filters of small runs, once this backend's scans have
+ * read about as many pages in the run as the pass costs, and only if the
+ * cache has room without dropping anything. The scan still checks every
+ * leaf it reads (mih_check_page) and that every entry it visits has the
+ * probed value; a mismatch (which a run that never changes cannot show)
+ * stops using the index for the run, and the scan searches the directory
+ * as before.
+ */
+#include "mih.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+typedef struct MihPosIndex
+{
+	int			bits;			/* of the table's block */
+	bool		broken;			/* a scan found it wrong: unused */
+	uint16		pack[8][256];	/* byte i of a value -> its bits' places */
+	uint32		first[FLEXIBLE_ARRAY_MEMBER];	/* 2^bits + 1 */
+} MihPosIndex;
+
+static Size
+pos_index_size(int bits)
+{
+	return offsetof(MihPosIndex, first) + (((Size) 1 << bits) + 1) * sizeof(uint32);
+}
+
+/* The mask's bits of v gathered into the low bits, in order. */
+static inline uint32
+pos_pack(const MihPosIndex *pi, uint64 v)
+{
+	uint32		p = 0;
+
+	for (int i = 0; i < 8; i++)
+		p |= pi->pack[i][(v >> (8 * i)) & 0xFF];
+	return p;
+}
+
+static void
+pos_init_pack(MihPosIndex *pi, uint64 mask)
+{
+	int			below = 0;		/* mask bits below byte i */
+
+	for (int i = 0; i < 8; i++)
+	{
+		uint32		mbyte = (mask >> (8 * i)) & 0xFF;
+
+		for (uint32 x = 0; x < 256; x++)
+		{
+			uint32		p = 0;
+			int			k = below;
+
+			for (int b = 0; b < 8; b++)
+				if (mbyte & (1u << b))
+				{
+					if (x & (1u << b))
+						p |= 1u << k;
+					k++;
+				}
+			pi->pack[i][x] = (uint16) p;
+		}
+		below += pg_popcount32(mbyte);
+	}
+}
+
+/*
+ * Build the position indexes of a large run's tables (see the file's
+ * comment for when). masks are the index's block masks.
+ */
+void
+mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
+							 const uint64 *masks)
+{
+	MihPosIndex *pis[MIH_MAX_BLOCKS] = {0};
+	int			t = -1;
+	Size		bytes = 0;
+	int64		total = 0;
+	BlockNumber leaf;
+	int64		leaves;
+
+	if (s->pos_tried || s->hdr.nentries <= MIH_CACHE_FILTER_MAX)
+		return;
+	leaves = (s->hdr.nentries + MIH_ENTRIES_PER_PAGE - 1) / MIH_ENTRIES_PER_PAGE;
+	if (s->spent < leaves + 1)
+		return;
+	s->pos_tried = true;
+	if (s->hdr.nentries >= (int64) PG_UINT32_MAX)
+		return;
+
+	/* the tables served whose directory lists every leaf */
+	for (int j = 0; j < s->hdr.ntables; j++)
+	{
+		int			bits = pg_popcount64(masks[j]);
+
+		if (!(tables & (1 << j)) || bits > MIH_POS_MAX_BITS || s->dir_keys[j] == NULL ||
+			s->ndir[j] != leaves)
+			continue;
+		pis[j] = palloc0(pos_index_size(bits));
+		pis[j]->bits = bits;
+		pos_init_pack(pis[j], masks[j]);
+		bytes += pos_index_size(bits);
+		if (t < 0)
+			t = j;
+	}
+	if (t < 0)
+		goto out;
+
+	/* count each value in first[value + 1] */
+	for (leaf = s->hdr.first_leaf[t]; leaf != InvalidBlockNumber;)
+	{
+		Buffer		buf = ReadBuffer(index, leaf);
+		Page		page;
+		const MihEntry *entries;
+		int			n;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, s->serial, t);
+		entries = MihPageGetEntries(page);
+		n = MihPageGetNItems(page, sizeof(MihEntry));
+		for (int i = 0; i < n; i++)
+		{
+			SimHash		fp = mih_entry_fp(&entries[i]);
+
+			for (int j = t; j < s->hdr.ntables; j++)
+				if (pis[j])
+					pis[j]->first[pos_pack(pis[j], fp & masks[j]) + 1]++;
+		}
+		total += n;
+		leaf = MihPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	if (total != s->hdr.nentries)
+		goto out;				/* not the run the header describes */
+	for (int j = t; j < s->hdr.ntables; j++)
+		if (pis[j])
+		{
+			uint32		nvals = (uint32) 1 << pis[j]->bits;
+
+			for (uint32 p = 1; p <= nvals; p++)
+				pis[j]->first[p] += pis[j]->first[p - 1];
+		}
+
+	if (!mih_cache_reserve(bytes))
+		goto out;
+	s->bytes += bytes;
+	for (int j = t; j < s->hdr.ntables; j++)
+		if (pis[j])
+		{
+			Size		size = pos_index_size(pis[j]->bits);
+
+			s->pos[j] = MemoryContextAlloc(mih_cache_context(), size);
+			memcpy(s->pos[j], pis[j], size);
+		}
+out:
+	for (int j = 0; j < MIH_MAX_BLOCKS; j++)
+		if (pis[j])
+			pfree(pis[j]);
+}
+
+/*
+ * Where table j's entries with block value v start (entry *first of the
+ * table) and how many there are; false when the run has no usable position
+ * index for j.
+ */
+bool
+mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first, uint32 *count)
+{
+	const MihPosIndex *pi = s->pos[j];
+	uint32		p;
+
+	if (pi == NULL || pi->broken)
+		return false;
+	p = pos_pack(pi, v);
+	*first = pi->first[p];
+	*count = pi->first[p + 1] - pi->first[p];
+	return true;
+}
+
+/* A scan found an entry where the index said it would not be: stop using it. */
+void
+mih_cache_position_broken(MihRunSummary *s, int j)
+{
+	if (s->pos[j])
+		s->pos[j]->broken = true;
+}
+
+void
+mih_cache_free_positions(MihRunSummary *s)
+{
+	for (int j = 0; j < MIH_MAX_BLOCKS; j++)
+		if (s->pos[j])
+		{
+			pfree(s->pos[j]);
+			s->pos[j] = NULL;
+		}
+}
