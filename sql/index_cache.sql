@@ -373,6 +373,64 @@ SELECT * FROM sh_pos_check();
 DROP FUNCTION sh_pos_check(), sh_pos_pairs(bool), sh_pos_hits(simhash, int);
 DROP TABLE sh_pos, sh_pos_q, sh_pos_want;
 
+-- Full pending pages searched by their summaries (src/mih/mih_cache_pend.c):
+-- 3,000 rows, all pending (five full pages and the tail), 60 of them one
+-- fingerprint; once a backend has read a full page eight times, a search
+-- with few probes (up to radius 6 here) looks its probe values up there
+-- instead of reading every entry. Each query point at radii 0 to 8, against
+-- one sequential pass; again after deletes, and after VACUUM.
+CREATE TABLE sh_pend (id int, fp simhash) WITH (autovacuum_enabled = false);
+CREATE INDEX sh_pend_idx ON sh_pend USING simhash (fp) WITH (pending_limit = 10000);
+INSERT INTO sh_pend SELECT g, CASE WHEN g % 50 = 0 THEN 'fedcba9876543210'::simhash
+    ELSE ('x' || left(md5('e' || g), 16))::bit(64)::simhash END FROM generate_series(1, 3000) g;
+SELECT runs, pending_entries, pending_pages FROM simhash_index_info('sh_pend_idx');
+CREATE TABLE sh_pend_q AS SELECT id AS qid, fp # (((id % 3 > 0)::int::int8) << (id % 64))::simhash AS fp
+    FROM sh_pend WHERE id % 37 = 1;
+INSERT INTO sh_pend_q VALUES (-1, 'fedcba9876543210'), (-2, 'fedcba9876543211'), (-3, 'fedcba98765432ff');
+-- points a bit away from a row in each of blocks 0, 1 and 2 (bit j is block
+-- j's lowest): at radius 3 only table 3 finds the row
+INSERT INTO sh_pend_q SELECT -1000 - id, fp # '0000000000000007' FROM sh_pend WHERE id % 37 = 2;
+CREATE FUNCTION sh_pend_pairs(idx bool) RETURNS TABLE (qid int, r int, id int)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM set_config('enable_seqscan', (NOT idx)::text, true);
+    PERFORM set_config('enable_indexscan', idx::text, true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    RETURN QUERY EXECUTE 'SELECT q.qid, rr.r, t.id FROM sh_pend_q q, generate_series(0, 8) rr(r),
+        LATERAL (SELECT s.id FROM sh_pend s WHERE s.fp <~> q.fp <= rr.r) t';
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+END
+$fn$;
+CREATE FUNCTION sh_pend_check(OUT pairs bigint, OUT extra bigint, OUT missing bigint)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    CREATE TEMP TABLE sh_pend_want AS SELECT * FROM sh_pend_pairs(false);
+    CREATE TEMP TABLE sh_pend_got AS SELECT * FROM sh_pend_pairs(true);
+    SELECT count(*) INTO pairs FROM sh_pend_want;
+    SELECT count(*) INTO extra FROM (SELECT * FROM sh_pend_got EXCEPT ALL SELECT * FROM sh_pend_want) x;
+    SELECT count(*) INTO missing FROM (SELECT * FROM sh_pend_want EXCEPT ALL SELECT * FROM sh_pend_got) x;
+    DROP TABLE sh_pend_got, sh_pend_want;
+END
+$fn$;
+SELECT * FROM sh_pend_check();
+SELECT * FROM sh_pend_check();
+SELECT r, count(*) FILTER (WHERE qid = -1) AS copies, count(*) FILTER (WHERE qid = -3) AS from_7_bits
+FROM sh_pend_pairs(true) WHERE qid IN (-1, -3) AND r IN (0, 7, 8) GROUP BY r ORDER BY r;
+-- a row appended to the tail, and the tail filled into a full page
+INSERT INTO sh_pend VALUES (4001, 'fedcba9876543213');
+SELECT * FROM sh_pend_check();
+INSERT INTO sh_pend SELECT g, ('x' || left(md5('e' || g), 16))::bit(64)::simhash FROM generate_series(4002, 4600) g;
+SELECT pending_pages FROM simhash_index_info('sh_pend_idx');
+SELECT * FROM sh_pend_check();
+DELETE FROM sh_pend WHERE id % 7 = 0;
+SELECT * FROM sh_pend_check();
+VACUUM sh_pend;
+SELECT * FROM sh_pend_check();
+DROP FUNCTION sh_pend_check(), sh_pend_pairs(bool);
+DROP TABLE sh_pend, sh_pend_q;
+
 DROP FUNCTION sh_cache_cursor(), sh_cache_hits(simhash, int), sh_cache_check(text),
               sh_cache_pairs(text), sh_cache_fp(int);
 DROP TABLE sh_cache, sh_cache_q;

@@ -748,9 +748,21 @@ extern int	mih_cache_pending_checked(Relation index, SimHash q, int r, BlockNumb
 extern void mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber blk,
 								   uint32 serial, int nentries);
 
-/* mih_cache.c, for mih_cache_pos.c */
+/* mih_cache.c, for mih_cache_pos.c and mih_cache_pend.c */
 extern bool mih_cache_reserve(Size bytes);
+extern void mih_cache_unreserve(Size bytes);
 extern MemoryContext mih_cache_context(void);
+extern struct MihPendPages **mih_cache_pending_pages(Relation index);
+
+/* ---- mih_cache_pend.c: full pending pages' entries by block value ---- */
+#define MIH_PEND_MAX_PROBES		64	/* probes a scan may look up per page */
+typedef struct MihPendSummary MihPendSummary;
+extern const MihPendSummary *mih_cache_pending_summary(Relation index, BlockNumber blk,
+													   uint32 serial, const MihEntry *entries,
+													   int n, int nblocks,
+													   const uint64 *masks);
+extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx);
+extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
 
 /* ---- mih_cache_pos.c: where each block value's entries start in a large run ---- */
 #define MIH_POS_MAX_BITS		16	/* tables of at most this many bits get one */

@@ -71,6 +71,8 @@ typedef struct MihCachedIndex
 	int			npend;
 	int			pend_next;		/* the slot the next page replaces when full */
 	MihPendingChecked pend[MIH_CACHE_PENDING_PAGES];
+	struct MihPendPages *pages; /* full pending pages' summaries
+								 * (mih_cache_pend.c), or NULL */
 	struct MihCachedIndex *next;
 } MihCachedIndex;
 
@@ -124,6 +126,8 @@ drop_index(MihCachedIndex *ci)
 		drop_summary(s);
 	}
 	ci->npend = 0;
+	mih_cache_free_pending_pages(ci->pages);
+	ci->pages = NULL;
 }
 
 /* Forget every index (relid InvalidOid) or one, keeping nothing of it. */
@@ -213,6 +217,13 @@ mih_cache_reserve(Size bytes)
 	return true;
 }
 
+void
+mih_cache_unreserve(Size bytes)
+{
+	Assert(cache_bytes >= bytes);
+	cache_bytes -= bytes;
+}
+
 /* Where summaries live (created with the first one) */
 MemoryContext
 mih_cache_context(void)
@@ -247,6 +258,18 @@ find_index(Relation index, bool create)
 		cached_indexes = ci;
 	}
 	return ci;
+}
+
+/*
+ * Where an index's pending page summaries hang (mih_cache_pend.c), or NULL
+ * when the cache is off.
+ */
+struct MihPendPages **
+mih_cache_pending_pages(Relation index)
+{
+	if (mih_cache_size_kb == 0)
+		return NULL;
+	return &find_index(index, true)->pages;
 }
 
 /* Drop the summaries of runs the metapage no longer lists. */

@@ -57,6 +57,8 @@ typedef struct MihScanOpaqueData
 	bool		fullscan;		/* too many probes: read table 0 whole */
 	bool		memo;			/* one ball, probed: what came back empty may
 								 * be remembered (mih_cache_run_empty) */
+	bool		pend_lookup;	/* few probes: full pending pages are
+								 * searched by their summaries */
 	int64		run_found;		/* matches in the current run so far */
 
 	/* the index as the scan saw it at its start */
@@ -313,6 +315,15 @@ start_scan(Relation index, MihScanOpaque so)
 	}
 	MemoryContextSwitchTo(old);
 	so->memo = !so->fullscan && so->nballs == 1;
+	so->pend_lookup = false;
+	if (so->memo)
+	{
+		int			nprobes = 0;
+
+		for (int j = 0; j < so->nblocks; j++)
+			nprobes += so->nprobes[j];
+		so->pend_lookup = nprobes <= MIH_PEND_MAX_PROBES;
+	}
 	if (!so->fullscan)
 		prefetch_runs(index, so);
 
@@ -611,6 +622,33 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 	return buf;
 }
 
+/*
+ * The matches among a full pending page's entries from first on, by its
+ * summary (mih_cache_pend.c): each table's probe values looked up, each
+ * entry found checked on the page and reported by the first table whose
+ * block is near enough, as in the runs.
+ */
+static void
+pending_lookup(MihScanOpaque so, const MihPendSummary *ps, const MihEntry *entries, int first)
+{
+	for (int j = 0; j < so->nblocks; j++)
+		for (int p = 0; p < so->nprobes[j]; p++)
+		{
+			uint16		idx[MIH_ENTRIES_PER_PAGE];
+			int			cnt = mih_pend_find(ps, j, so->probes[j][p], idx);
+
+			for (int k = 0; k < cnt; k++)
+			{
+				const MihEntry *e = &entries[idx[k]];
+				SimHash		fp = mih_entry_fp(e);
+
+				if (idx[k] >= first && sh_popcount64(fp ^ so->q) <= so->r &&
+					!(e->tid.ip_posid & MIH_TID_FLAGS) && !reported_earlier(so, fp, j))
+					so->items[so->nitems++] = mih_entry_tid(e);
+			}
+		}
+}
+
 /* Visit one pending page: every live entry in the balls matches. */
 static Buffer
 visit_pending(Relation index, MihScanOpaque so)
@@ -637,12 +675,20 @@ visit_pending(Relation index, MihScanOpaque so)
 		uint32		serial = MihPageGetOpaque(page)->serial;
 		int			first;
 
+		const MihPendSummary *ps = NULL;
+
 		/* the entries an earlier search of this ball found nothing in */
 		first = Min(mih_cache_pending_checked(index, q, r, so->pending_next, serial), n);
-		for (int i = first; i < n; i++)
-			if (sh_popcount64(mih_entry_fp(&entries[i]) ^ q) <= r &&
-				!(entries[i].tid.ip_posid & MIH_TID_FLAGS))
-				so->items[so->nitems++] = mih_entry_tid(&entries[i]);
+		if (first < n && so->pend_lookup)
+			ps = mih_cache_pending_summary(index, so->pending_next, serial, entries, n,
+										   so->nblocks, so->masks);
+		if (ps)
+			pending_lookup(so, ps, entries, first);
+		else
+			for (int i = first; i < n; i++)
+				if (sh_popcount64(mih_entry_fp(&entries[i]) ^ q) <= r &&
+					!(entries[i].tid.ip_posid & MIH_TID_FLAGS))
+					so->items[so->nitems++] = mih_entry_tid(&entries[i]);
 		if (so->nitems == 0 && n > first)
 			mih_cache_note_pending(index, q, r, so->pending_next, serial, n);
 	}
