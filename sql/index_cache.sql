@@ -352,6 +352,28 @@ BEGIN
     RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint;
 END
 $fn$;
+-- nearest neighbours probe through the position indexes too: the distances
+-- of each point's 10 and 2,100 nearest rows (past the copies) as a
+-- sequential scan finds them
+CREATE FUNCTION sh_pos_knn(idx bool, k int) RETURNS TABLE (qid int, d int[])
+LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM set_config('enable_seqscan', (NOT idx)::text, true);
+    PERFORM set_config('enable_indexscan', idx::text, true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    PERFORM set_config('enable_sort', (NOT idx)::text, true);
+    RETURN QUERY EXECUTE format('SELECT q.qid, (SELECT array_agg(x.d) FROM (SELECT s.fp <-> q.fp AS d
+        FROM sh_pos s ORDER BY s.fp <-> q.fp LIMIT %s) x) FROM sh_pos_q q', k);
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    PERFORM set_config('enable_sort', 'on', true);
+END
+$fn$;
+SELECT count(*) AS points, count(*) FILTER (WHERE i.d = s.d) AS same_10_nearest
+FROM sh_pos_knn(true, 10) i JOIN sh_pos_knn(false, 10) s USING (qid);
+SELECT count(*) AS points, count(*) FILTER (WHERE i.d = s.d) AS same_2100_nearest
+FROM sh_pos_knn(true, 2100) i JOIN sh_pos_knn(false, 2100) s USING (qid) WHERE qid < 0;
 SELECT sh_pos_hits('123456789abcdef0', 3) AS hits_absent, sh_pos_hits('123456789abcdeff', 0) > 4 AS copies_span_leaves;
 SET simhash.index_cache_size = 0;
 SELECT sh_pos_hits('123456789abcdef0', 3) AS hits_absent_without_cache;
@@ -370,7 +392,7 @@ DROP INDEX sh_pos_idx;
 CREATE INDEX sh_pos_idx ON sh_pos USING simhash (fp) WITH (blocks = 3);
 SELECT * FROM sh_pos_check();
 SELECT * FROM sh_pos_check();
-DROP FUNCTION sh_pos_check(), sh_pos_pairs(bool), sh_pos_hits(simhash, int);
+DROP FUNCTION sh_pos_check(), sh_pos_pairs(bool), sh_pos_hits(simhash, int), sh_pos_knn(bool, int);
 DROP TABLE sh_pos, sh_pos_q, sh_pos_want;
 
 -- Full pending pages searched by their summaries (src/mih/mih_cache_pend.c):

@@ -28,9 +28,8 @@
  * read about as many pages in the run as the pass costs, and only if the
  * cache has room without dropping anything. The scan still checks every
  * leaf it reads (mih_check_page) and that every entry it visits has the
- * probed value; a mismatch (which a run that never changes cannot show)
- * stops using the index for the run, and the scan searches the directory
- * as before.
+ * probed value: a mismatch, which a run that never changes cannot show, is
+ * reported as corruption (mih_position_mismatch).
  */
 #include "mih.h"
 
@@ -40,7 +39,6 @@
 typedef struct MihPosIndex
 {
 	int			bits;			/* of the table's block */
-	bool		broken;			/* a scan found it wrong: unused */
 	uint16		pack[8][256];	/* byte i of a value -> its bits' places */
 	uint32		first[FLEXIBLE_ARRAY_MEMBER];	/* 2^bits + 1 */
 } MihPosIndex;
@@ -196,7 +194,7 @@ mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first, uint3
 	const MihPosIndex *pi = s->pos[j];
 	uint32		p;
 
-	if (pi == NULL || pi->broken)
+	if (pi == NULL)
 		return false;
 	p = pos_pack(pi, v);
 	*first = pi->first[p];
@@ -204,12 +202,19 @@ mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first, uint3
 	return true;
 }
 
-/* A scan found an entry where the index said it would not be: stop using it. */
+/*
+ * A leaf does not hold the entries a run's position index placed there. A
+ * run never changes but for dead marks, so its pages are not the ones its
+ * entries were counted from.
+ */
 void
-mih_cache_position_broken(MihRunSummary *s, int j)
+mih_position_mismatch(Relation index, BlockNumber leaf, int off)
 {
-	if (s->pos[j])
-		s->pos[j]->broken = true;
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index \"%s\" is corrupted: leaf block %u does not hold at entry %d the block value its run's other leaves place there",
+					RelationGetRelationName(index), leaf, off),
+			 errhint("REINDEX the index.")));
 }
 
 void

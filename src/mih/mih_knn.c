@@ -389,6 +389,64 @@ knn_visit(void *arg, const MihEntry *e)
 #define KNN_PREFETCH_AHEAD	4
 
 /*
+ * probe_table for a run whose position index (mih_cache_pos.c) places each
+ * value's entries: one known line of one leaf per value present, none for
+ * a value the run lacks, the place of the value a few probes ahead
+ * prefetched.
+ */
+static void
+probe_positioned(MihKnn *k, MihRunSummary *sum, const MihRunHeader *hdr, int j,
+				 const uint64 *vals, int nvals, KnnProbe *probe)
+{
+	Relation	index = k->index;
+	uint64		mask = k->masks[j];
+
+	for (int p = 0; p < nvals; p++)
+	{
+		uint32		first,
+					left;
+		int			slot,
+					off;
+
+		CHECK_FOR_INTERRUPTS();
+		if (p + KNN_PREFETCH_AHEAD < nvals)
+			mih_cache_prefetch_leaf(sum, j, vals[p + KNN_PREFETCH_AHEAD]);
+		if (!mih_cache_position(sum, j, vals[p], &first, &left) || left == 0)
+			continue;
+		slot = first / MIH_ENTRIES_PER_PAGE;
+		off = first % MIH_ENTRIES_PER_PAGE;
+		while (left > 0)
+		{
+			BlockNumber leaf;
+			Buffer		buf;
+			Page		page;
+			const MihEntry *entries;
+			int			n;
+
+			if (slot >= sum->ndir[j])
+				mih_position_mismatch(index, sum->dir_leaves[j][sum->ndir[j] - 1], off);
+			leaf = sum->dir_leaves[j][slot];
+			buf = mih_cache_read_leaf(index, sum, j, slot, leaf);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			mih_check_page(index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
+			entries = MihPageGetEntries(page);
+			n = MihPageGetNItems(page, sizeof(MihEntry));
+			for (; off < n && left > 0; off++, left--)
+			{
+				if ((mih_entry_fp(&entries[off]) & mask) != vals[p])
+					mih_position_mismatch(index, leaf, off);
+				knn_visit(probe, &entries[off]);
+			}
+			UnlockReleaseBuffer(buf);
+			slot++;
+			off = 0;
+		}
+		sum->spent++;
+	}
+}
+
+/*
  * Probe table j of a run with the sorted values, each exactly s bits from
  * q's block: take the entries whose canonical place this is. With what the
  * backend remembers of the run (sum, mih_cache.c; tables: those the run
@@ -421,6 +479,12 @@ probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hd
 	if (sum)
 	{
 		mih_cache_consider_filters(index, sum, tables, k->masks);
+		mih_cache_consider_positions(index, sum, tables, k->masks);
+		if (sum->pos[j])
+		{
+			probe_positioned(k, sum, hdr, j, vals, nvals, &probe);
+			return;
+		}
 		if (sum->filter[j])
 		{
 			kept = palloc(nvals * sizeof(uint64));

@@ -516,28 +516,20 @@ scan_visit(void *arg, const MihEntry *e)
 /*
  * Visit the current probe's entries that the run's position index placed
  * at so->pos_off of this leaf, on to the next leaf if they go on there.
- * Every one must have the probed value: if not, the position index is
- * dropped for the table and the probe searches the directory again.
+ * Every one must have the probed value.
  */
 static void
-visit_positioned(MihScanOpaque so, const MihEntry *entries, int n, BlockNumber next)
+visit_positioned(Relation index, MihScanOpaque so, const MihEntry *entries, int n,
+				 BlockNumber next)
 {
-	int			j = so->table;
-	uint64		mask = so->masks[j];
+	uint64		mask = so->masks[so->table];
 	uint64		v = so->tprobes[so->probe];
 	int			i = so->pos_off;
-	int			nitems = so->nitems;
 
 	for (; i < n && so->pos_left > 0; i++, so->pos_left--)
 	{
 		if ((mih_entry_fp(&entries[i]) & mask) != v)
-		{
-			mih_cache_position_broken(so->sum, j);
-			so->nitems = nitems;	/* nothing from this leaf */
-			so->pos_left = 0;
-			so->leaf = InvalidBlockNumber;
-			return;
-		}
+			mih_position_mismatch(index, so->leaf, i);
 		scan_visit(so, &entries[i]);
 	}
 	if (so->pos_left == 0)
@@ -546,12 +538,7 @@ visit_positioned(MihScanOpaque so, const MihEntry *entries, int n, BlockNumber n
 		so->leaf = InvalidBlockNumber;	/* the next probe is placed anew */
 	}
 	else if (next == InvalidBlockNumber)
-	{
-		/* fewer entries than the index said */
-		mih_cache_position_broken(so->sum, j);
-		so->pos_left = 0;
-		so->leaf = InvalidBlockNumber;
-	}
+		mih_position_mismatch(index, so->leaf, n);	/* fewer entries than counted */
 	else
 	{
 		so->leaf = next;
@@ -598,7 +585,7 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		so->leaf_slot++;		/* the directory lists the leaves in order */
 	}
 	else if (so->pos_left > 0)
-		visit_positioned(so, entries, n, next);
+		visit_positioned(index, so, entries, n, next);
 	else
 	{
 		switch (mih_probe_leaf(entries, n, mask, so->tprobes, so->ntprobes, &so->probe,
