@@ -763,6 +763,7 @@ extern const MihPendSummary *mih_cache_pending_summary(Relation index, BlockNumb
 													   const uint64 *masks);
 extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx);
 extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
+extern Buffer mih_cache_read_hinted(Relation index, BlockNumber blk);
 
 /* ---- mih_cache_pos.c: where each block value's entries start in a large run ---- */
 #define MIH_POS_MAX_BITS		16	/* tables of at most this many bits get one */

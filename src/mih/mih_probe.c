@@ -74,9 +74,21 @@ mih_table_probes(SimHash q, uint64 mask, int s, int *n)
 {
 	int			bits[SIMHASH_BITS];
 	int			nbits = 0;
-	double		count = mih_probes_per_table(pg_popcount64(mask), s);
-	uint64	   *out = alloc_probes(count);
-	int			max PG_USED_FOR_ASSERTS_ONLY = (int) count;
+	double		count;
+	uint64	   *out;
+	int			max PG_USED_FOR_ASSERTS_ONLY;
+
+	if (s == 0)
+	{
+		/* the block itself: every table of a radius-3 search (the constraint's) */
+		out = palloc(sizeof(uint64));
+		out[0] = q & mask;
+		*n = 1;
+		return out;
+	}
+	count = mih_probes_per_table(pg_popcount64(mask), s);
+	out = alloc_probes(count);
+	max = (int) count;
 
 	for (int i = 0; i < SIMHASH_BITS; i++)
 		if (mask & (UINT64CONST(1) << i))

@@ -261,7 +261,7 @@ start_scan(Relation index, MihScanOpaque so)
 	/* counted in pg_stat_user_indexes.idx_scan, as every index AM does */
 	pgstat_count_index_scan(index);
 
-	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	metabuf = mih_cache_read_hinted(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	mih_check_metapage(index, BufferGetPage(metabuf));
 	meta = MihPageGetMeta(BufferGetPage(metabuf));
@@ -640,7 +640,7 @@ pending_lookup(MihScanOpaque so, const MihPendSummary *ps, const MihEntry *entri
 static Buffer
 visit_pending(Relation index, MihScanOpaque so)
 {
-	Buffer		buf = ReadBuffer(index, so->pending_next);
+	Buffer		buf = mih_cache_read_hinted(index, so->pending_next);
 	Page		page;
 	MihEntry   *entries;
 	int			n;
