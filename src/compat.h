@@ -55,4 +55,13 @@ typedef Oid RelFileNumber;
 #define sh_analyze_delay_point()	vacuum_delay_point()
 #endif
 
+/* 18: a function that does not return is declared pg_noreturn, before it */
+#if PG_VERSION_NUM >= 180000
+#define SH_NORETURN_BEGIN	pg_noreturn
+#define SH_NORETURN_END
+#else
+#define SH_NORETURN_BEGIN
+#define SH_NORETURN_END		pg_attribute_noreturn()
+#endif
+
 #endif							/* SIMHASH_COMPAT_H */

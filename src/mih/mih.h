@@ -771,7 +771,7 @@ extern void mih_cache_consider_positions(Relation index, MihRunSummary *s, uint3
 										 const uint64 *masks);
 extern bool mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first,
 							   uint32 *count);
-extern void mih_position_mismatch(Relation index, BlockNumber leaf, int off) pg_attribute_noreturn();
+SH_NORETURN_BEGIN extern void mih_position_mismatch(Relation index, BlockNumber leaf, int off) SH_NORETURN_END;
 extern void mih_cache_free_positions(MihRunSummary *s);
 
 extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
