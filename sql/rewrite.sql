@@ -328,5 +328,38 @@ SELECT count(*) AS pairs,
 FROM sh_rw a JOIN sh_rw b ON a.fp <~> b.fp <= 1;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM sh_rw a JOIN sh_rw b ON a.fp <~> b.fp <= 1;
 
+-- Radii 61 to 63: the chance of two random fingerprints being that close
+-- rounds to just above 1 in double precision, which the planner rejected
+-- as a selectivity with an internal error (found by sqlsmith); every
+-- estimate path, on an empty table and on sh_rw
+CREATE TABLE sh_rw_empty (fp simhash);
+DO $$
+DECLARE
+    q text;
+BEGIN
+    FOREACH q IN ARRAY ARRAY[
+        'SELECT * FROM %s t WHERE hamming_within(fp, fp, %s)',
+        'SELECT * FROM %s t WHERE hamming_distance(fp, fp) = %s',
+        'SELECT * FROM %s t WHERE fp <@ hamming_ball(fp, %s)',
+        'SELECT * FROM %s t WHERE fp <@ hamming_ball(''0123456789abcdef'', %s)',
+        'SELECT * FROM %s a, %1$s b WHERE a.fp <@ hamming_ball(b.fp, %s)',
+        'SELECT * FROM %s a, %1$s b WHERE a.fp <~> b.fp <= %s',
+        'SELECT * FROM %s a, %1$s b WHERE hamming_ball(a.fp, %s) && hamming_ball(b.fp, 0)']
+    LOOP
+        FOR r IN 60 .. 64 LOOP
+            EXECUTE 'EXPLAIN ' || format(q, 'sh_rw_empty', r);
+            EXECUTE 'EXPLAIN ' || format(q, 'sh_rw', r);
+        END LOOP;
+    END LOOP;
+END
+$$;
+PREPARE sh_rw_generic(simhash) AS SELECT count(*) FROM sh_rw WHERE fp <@ hamming_ball($1, 62);
+SET plan_cache_mode = force_generic_plan;
+EXECUTE sh_rw_generic('0123456789abcdef');
+RESET plan_cache_mode;
+DEALLOCATE sh_rw_generic;
+SELECT count(*) FROM sh_rw a, sh_rw b WHERE a.fp <@ hamming_ball(b.fp, 63);
+DROP TABLE sh_rw_empty;
+
 DROP FUNCTION sh_rw_check(text[], text[], text[]);
 DROP TABLE sh_rw;

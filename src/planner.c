@@ -23,6 +23,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "utils/fmgroids.h"
+#include "utils/selfuncs.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -445,6 +446,7 @@ simhash_within_support(PG_FUNCTION_ARGS)
 		SupportRequestSelectivity *req = (SupportRequestSelectivity *) rawreq;
 
 		req->selectivity = within_selectivity(req);
+		CLAMP_PROBABILITY(req->selectivity);
 		PG_RETURN_POINTER(req);
 	}
 	PG_RETURN_POINTER(NULL);

@@ -23,7 +23,12 @@
 #include "ball.h"
 #include "binomial.h"
 
-/* P(distance <= radius) for two independent uniform 64-bit fingerprints. */
+/*
+ * P(distance <= radius) for two independent uniform 64-bit fingerprints.
+ * At radius 61 to 63 the sum rounds to just above 2^64 in double precision
+ * (1.0000000000000004), which PostgreSQL rejects as a selectivity with an
+ * internal error: never more than 1.
+ */
 double
 hamming_within_prob(int radius)
 {
@@ -31,7 +36,7 @@ hamming_within_prob(int radius)
 		return 0;
 	if (radius >= SIMHASH_BITS)
 		return 1;
-	return sh_binomial_sum(SIMHASH_BITS, radius) / 18446744073709551616.0;	/* 2^64 */
+	return Min(1.0, sh_binomial_sum(SIMHASH_BITS, radius) / 18446744073709551616.0);	/* 2^64 */
 }
 
 /*

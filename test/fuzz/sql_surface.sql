@@ -4,7 +4,7 @@
 -- values and the near-duplicate constraint, then defines fz_statements(),
 -- which lists from the catalog every function, aggregate, window function,
 -- operator and cast the extension owns and returns statements that call each
--- with edge values of its argument types: NULL, 0, -1, 64, 65, the integer
+-- with edge values of its argument types: NULL, 0, -1, 61..65, the integer
 -- limits, NaN and the infinities, empty and very large text, empty and NULL
 -- arrays and elements, constants on either side of every operator; in
 -- select lists, in WHERE clauses (index paths forced and not), in ORDER BY,
@@ -49,10 +49,12 @@ INSERT INTO fz_val (typ, expr, col) VALUES
   ('hamming_ball', 'NULL::hamming_ball', false), ('hamming_ball', $$'0123456789abcdef/0'::hamming_ball$$, false),
   ('hamming_ball', $$'ffffffffffffffff/64'::hamming_ball$$, false), ('hamming_ball', $$'8000000000000001/3'::hamming_ball$$, false),
   ('hamming_ball', 'b', true), ('hamming_ball', 'hamming_ball(fp, 3)', true),
+  ('hamming_ball', $$'0123456789abcdef/62'::hamming_ball$$, false), ('hamming_ball', 'hamming_ball(fp, 62)', true),
   ('hamming_ball', 'hamming_ball(NULL, 3)', false),
   ('simhash_distance', 'NULL::simhash_distance', false), ('simhash_distance', $$(fp <~> '0123456789abcdef')$$, true),
   ('simhash_distance', $$('0000000000000000'::simhash <~> 'ffffffffffffffff')$$, false),
   ('integer', 'NULL::integer', false), ('integer', '0', false), ('integer', '-1', false), ('integer', '3', false),
+  ('integer', '61', false), ('integer', '62', false), ('integer', '63', false),
   ('integer', '64', false), ('integer', '65', false), ('integer', '2147483647', false),
   ('integer', '(-2147483647 - 1)', false), ('integer', '(id % 9)::integer', true),
   ('smallint', 'NULL::smallint', false), ('smallint', '0::smallint', false), ('smallint', '(-1)::smallint', false),
