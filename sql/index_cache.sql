@@ -79,14 +79,15 @@ END
 $fn$;
 
 -- the index scan's shared buffer hits for one query
-CREATE FUNCTION sh_cache_hits(q simhash, r int) RETURNS bigint LANGUAGE plpgsql AS $fn$
+CREATE FUNCTION sh_cache_hits(q simhash, r int, tbl text DEFAULT 'sh_cache') RETURNS bigint
+LANGUAGE plpgsql AS $fn$
 DECLARE
     plan json;
 BEGIN
     PERFORM set_config('enable_seqscan', 'off', true);
     PERFORM set_config('enable_bitmapscan', 'off', true);
     EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, FORMAT JSON) '
-                   'SELECT id FROM sh_cache WHERE fp <~> %L::simhash <= %s', q, r) INTO plan;
+                   'SELECT id FROM %I WHERE fp <~> %L::simhash <= %s', tbl, q, r) INTO plan;
     PERFORM set_config('enable_seqscan', 'on', true);
     PERFORM set_config('enable_bitmapscan', 'on', true);
     RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint;
@@ -303,32 +304,35 @@ INSERT INTO sh_pos_q SELECT id, fp # (((id % 3 > 0)::int::int8) << (id % 64))::s
     FROM sh_pos WHERE id % 211 = 1 AND id % 20 <> 0;
 INSERT INTO sh_pos_q VALUES (-1, '123456789abcdeff'), (-2, '123456789abcdef0'),
     (-3, '023456789abcdeff'), (-4, '123456789abcdefe');
--- every query point at radii 0 to 9 through the index, against one
--- sequential pass
-CREATE FUNCTION sh_pos_pairs(idx bool) RETURNS TABLE (qid int, r int, id int)
-LANGUAGE plpgsql AS $fn$
+-- each query point of qtbl within each radius of the rows of tbl, through
+-- the index or sequentially, and the two compared
+CREATE FUNCTION sh_near_pairs(tbl text, qtbl text, radii int[], idx bool)
+RETURNS TABLE (qid int, r int, id int) LANGUAGE plpgsql AS $fn$
 BEGIN
     PERFORM set_config('enable_seqscan', (NOT idx)::text, true);
     PERFORM set_config('enable_indexscan', idx::text, true);
     PERFORM set_config('enable_bitmapscan', 'off', true);
-    RETURN QUERY EXECUTE 'SELECT q.qid, rr.r, t.id FROM sh_pos_q q, unnest(''{0,2,3,4,6,9}''::int[]) rr(r),
-        LATERAL (SELECT s.id FROM sh_pos s WHERE s.fp <~> q.fp <= rr.r) t';
+    RETURN QUERY EXECUTE format('SELECT q.qid, rr.r, t.id FROM %I q, unnest(%L::int[]) rr(r),
+        LATERAL (SELECT s.id FROM %I s WHERE s.fp <~> q.fp <= rr.r) t', qtbl, radii, tbl);
     PERFORM set_config('enable_seqscan', 'on', true);
     PERFORM set_config('enable_indexscan', 'on', true);
     PERFORM set_config('enable_bitmapscan', 'on', true);
 END
 $fn$;
-CREATE TABLE sh_pos_want AS SELECT * FROM sh_pos_pairs(false);
-CREATE FUNCTION sh_pos_check(OUT pairs bigint, OUT extra bigint, OUT missing bigint)
+CREATE FUNCTION sh_near_check(tbl text, qtbl text, radii int[],
+                              OUT pairs bigint, OUT extra bigint, OUT missing bigint)
 LANGUAGE plpgsql AS $fn$
 BEGIN
-    CREATE TEMP TABLE sh_pos_got AS SELECT * FROM sh_pos_pairs(true);
-    SELECT count(*) INTO pairs FROM sh_pos_want;
-    SELECT count(*) INTO extra FROM (SELECT * FROM sh_pos_got EXCEPT ALL SELECT * FROM sh_pos_want) x;
-    SELECT count(*) INTO missing FROM (SELECT * FROM sh_pos_want EXCEPT ALL SELECT * FROM sh_pos_got) x;
-    DROP TABLE sh_pos_got;
+    CREATE TEMP TABLE sh_near_want AS SELECT * FROM sh_near_pairs(tbl, qtbl, radii, false);
+    CREATE TEMP TABLE sh_near_got AS SELECT * FROM sh_near_pairs(tbl, qtbl, radii, true);
+    SELECT count(*) INTO pairs FROM sh_near_want;
+    SELECT count(*) INTO extra FROM (SELECT * FROM sh_near_got EXCEPT ALL SELECT * FROM sh_near_want) x;
+    SELECT count(*) INTO missing FROM (SELECT * FROM sh_near_want EXCEPT ALL SELECT * FROM sh_near_got) x;
+    DROP TABLE sh_near_got, sh_near_want;
 END
 $fn$;
+CREATE FUNCTION sh_pos_check(OUT pairs bigint, OUT extra bigint, OUT missing bigint)
+LANGUAGE sql AS $fn$ SELECT * FROM sh_near_check('sh_pos', 'sh_pos_q', '{0,2,3,4,6,9}') $fn$;
 -- the first pass pays for the position indexes, which the rest of it uses
 SELECT * FROM sh_pos_check();
 SELECT * FROM sh_pos_check();
@@ -336,22 +340,7 @@ SELECT * FROM sh_pos_check();
 -- from a point whose block values no entry has: radius 4 probes table 0
 -- one bit away)
 SELECT r, count(*) FILTER (WHERE qid = -1) AS copies, count(*) FILTER (WHERE qid = -2) AS from_absent
-FROM sh_pos_pairs(true) WHERE qid IN (-1, -2) AND r IN (0, 3, 4) GROUP BY r ORDER BY r;
--- a radius-3 search whose four probe values no entry has: the metapage is
--- the only page read (with the directory alone it read one leaf per table)
-CREATE FUNCTION sh_pos_hits(q simhash, r int) RETURNS bigint LANGUAGE plpgsql AS $fn$
-DECLARE
-    plan json;
-BEGIN
-    PERFORM set_config('enable_seqscan', 'off', true);
-    PERFORM set_config('enable_bitmapscan', 'off', true);
-    EXECUTE format('EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, FORMAT JSON) '
-                   'SELECT id FROM sh_pos WHERE fp <~> %L::simhash <= %s', q, r) INTO plan;
-    PERFORM set_config('enable_seqscan', 'on', true);
-    PERFORM set_config('enable_bitmapscan', 'on', true);
-    RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint;
-END
-$fn$;
+FROM sh_near_pairs('sh_pos', 'sh_pos_q', '{0,3,4}', true) WHERE qid IN (-1, -2) GROUP BY r ORDER BY r;
 -- nearest neighbours probe through the position indexes too: the distances
 -- of each point's 10 and 2,100 nearest rows (past the copies) as a
 -- sequential scan finds them
@@ -374,9 +363,12 @@ SELECT count(*) AS points, count(*) FILTER (WHERE i.d = s.d) AS same_10_nearest
 FROM sh_pos_knn(true, 10) i JOIN sh_pos_knn(false, 10) s USING (qid);
 SELECT count(*) AS points, count(*) FILTER (WHERE i.d = s.d) AS same_2100_nearest
 FROM sh_pos_knn(true, 2100) i JOIN sh_pos_knn(false, 2100) s USING (qid) WHERE qid < 0;
-SELECT sh_pos_hits('123456789abcdef0', 3) AS hits_absent, sh_pos_hits('123456789abcdeff', 0) > 4 AS copies_span_leaves;
+-- a radius-3 search whose four probe values no entry has: the metapage is
+-- the only page read (with the directory alone it read one leaf per table)
+SELECT sh_cache_hits('123456789abcdef0', 3, 'sh_pos') AS hits_absent,
+       sh_cache_hits('123456789abcdeff', 0, 'sh_pos') > 4 AS copies_span_leaves;
 SET simhash.index_cache_size = 0;
-SELECT sh_pos_hits('123456789abcdef0', 3) AS hits_absent_without_cache;
+SELECT sh_cache_hits('123456789abcdef0', 3, 'sh_pos') AS hits_absent_without_cache;
 -- no room for a position index (1 MB for this run) beside the directories:
 -- searched through the directory as before
 SET simhash.index_cache_size = '512kB';
@@ -392,8 +384,8 @@ DROP INDEX sh_pos_idx;
 CREATE INDEX sh_pos_idx ON sh_pos USING simhash (fp) WITH (blocks = 3);
 SELECT * FROM sh_pos_check();
 SELECT * FROM sh_pos_check();
-DROP FUNCTION sh_pos_check(), sh_pos_pairs(bool), sh_pos_hits(simhash, int), sh_pos_knn(bool, int);
-DROP TABLE sh_pos, sh_pos_q, sh_pos_want;
+DROP FUNCTION sh_pos_check(), sh_pos_knn(bool, int);
+DROP TABLE sh_pos, sh_pos_q;
 
 -- Full pending pages searched by their summaries (src/mih/mih_cache_pend.c):
 -- 3,000 rows, all pending (five full pages and the tail), 60 of them one
@@ -412,34 +404,12 @@ INSERT INTO sh_pend_q VALUES (-1, 'fedcba9876543210'), (-2, 'fedcba9876543211'),
 -- points a bit away from a row in each of blocks 0, 1 and 2 (bit j is block
 -- j's lowest): at radius 3 only table 3 finds the row
 INSERT INTO sh_pend_q SELECT -1000 - id, fp # '0000000000000007' FROM sh_pend WHERE id % 37 = 2;
-CREATE FUNCTION sh_pend_pairs(idx bool) RETURNS TABLE (qid int, r int, id int)
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    PERFORM set_config('enable_seqscan', (NOT idx)::text, true);
-    PERFORM set_config('enable_indexscan', idx::text, true);
-    PERFORM set_config('enable_bitmapscan', 'off', true);
-    RETURN QUERY EXECUTE 'SELECT q.qid, rr.r, t.id FROM sh_pend_q q, generate_series(0, 8) rr(r),
-        LATERAL (SELECT s.id FROM sh_pend s WHERE s.fp <~> q.fp <= rr.r) t';
-    PERFORM set_config('enable_seqscan', 'on', true);
-    PERFORM set_config('enable_indexscan', 'on', true);
-    PERFORM set_config('enable_bitmapscan', 'on', true);
-END
-$fn$;
 CREATE FUNCTION sh_pend_check(OUT pairs bigint, OUT extra bigint, OUT missing bigint)
-LANGUAGE plpgsql AS $fn$
-BEGIN
-    CREATE TEMP TABLE sh_pend_want AS SELECT * FROM sh_pend_pairs(false);
-    CREATE TEMP TABLE sh_pend_got AS SELECT * FROM sh_pend_pairs(true);
-    SELECT count(*) INTO pairs FROM sh_pend_want;
-    SELECT count(*) INTO extra FROM (SELECT * FROM sh_pend_got EXCEPT ALL SELECT * FROM sh_pend_want) x;
-    SELECT count(*) INTO missing FROM (SELECT * FROM sh_pend_want EXCEPT ALL SELECT * FROM sh_pend_got) x;
-    DROP TABLE sh_pend_got, sh_pend_want;
-END
-$fn$;
+LANGUAGE sql AS $fn$ SELECT * FROM sh_near_check('sh_pend', 'sh_pend_q', '{0,1,2,3,4,5,6,7,8}') $fn$;
 SELECT * FROM sh_pend_check();
 SELECT * FROM sh_pend_check();
 SELECT r, count(*) FILTER (WHERE qid = -1) AS copies, count(*) FILTER (WHERE qid = -3) AS from_7_bits
-FROM sh_pend_pairs(true) WHERE qid IN (-1, -3) AND r IN (0, 7, 8) GROUP BY r ORDER BY r;
+FROM sh_near_pairs('sh_pend', 'sh_pend_q', '{0,7,8}', true) WHERE qid IN (-1, -3) GROUP BY r ORDER BY r;
 -- a row appended to the tail, and the tail filled into a full page
 INSERT INTO sh_pend VALUES (4001, 'fedcba9876543213');
 SELECT * FROM sh_pend_check();
@@ -450,9 +420,9 @@ DELETE FROM sh_pend WHERE id % 7 = 0;
 SELECT * FROM sh_pend_check();
 VACUUM sh_pend;
 SELECT * FROM sh_pend_check();
-DROP FUNCTION sh_pend_check(), sh_pend_pairs(bool);
+DROP FUNCTION sh_pend_check(), sh_near_check(text, text, int[]), sh_near_pairs(text, text, int[], bool);
 DROP TABLE sh_pend, sh_pend_q;
 
-DROP FUNCTION sh_cache_cursor(), sh_cache_hits(simhash, int), sh_cache_check(text),
+DROP FUNCTION sh_cache_cursor(), sh_cache_hits(simhash, int, text), sh_cache_check(text),
               sh_cache_pairs(text), sh_cache_fp(int);
 DROP TABLE sh_cache, sh_cache_q;

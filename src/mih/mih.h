@@ -753,6 +753,9 @@ extern bool mih_cache_reserve(Size bytes);
 extern void mih_cache_unreserve(Size bytes);
 extern MemoryContext mih_cache_context(void);
 extern struct MihPendPages **mih_cache_pending_pages(Relation index);
+extern int64 mih_cache_walk_table(Relation index, const MihRunSummary *s, int t,
+								  void (*visit) (void *arg, const MihEntry *entries, int n),
+								  void *arg);
 
 /* ---- mih_cache_pend.c: full pending pages' entries by block value ---- */
 #define MIH_PEND_MAX_PROBES		64	/* probes a scan may look up per page */

@@ -555,6 +555,26 @@ mih_cache_read_leaf(Relation index, MihRunSummary *s, int j, int slot, BlockNumb
 	return buf;
 }
 
+#ifdef USE_PREFETCH_LEAVES
+/*
+ * Ask for the memory of a leaf in buffer buf: its buffer header, page
+ * header, special space and the line of one entry.
+ */
+static inline void
+prefetch_leaf_at(Buffer buf, int entry)
+{
+	char	   *block;
+
+	if (!BufferIsValid(buf) || BufferIsLocal(buf))
+		return;
+	__builtin_prefetch(GetBufferDescriptor(buf - 1));
+	block = (char *) BufferGetBlock(buf);
+	__builtin_prefetch(block);
+	__builtin_prefetch(block + BLCKSZ - MAXALIGN(sizeof(MihPageOpaqueData)));
+	__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) + entry * sizeof(MihEntry));
+}
+#endif
+
 /*
  * Ask the CPU for the memory of the leaf of table j that holds v, where the
  * directory says it was last found: its buffer header, page header, special
@@ -586,29 +606,16 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 		if (!mih_cache_position(s, j, v, &first, &count) || count == 0)
 			return;
 		lo = first / MIH_ENTRIES_PER_PAGE;
-		guess = first % MIH_ENTRIES_PER_PAGE;
-		if (lo >= s->ndir[j])
-			return;
-		buf = s->dir_bufs[j][lo];
-		if (!BufferIsValid(buf) || BufferIsLocal(buf))
-			return;
-		__builtin_prefetch(GetBufferDescriptor(buf - 1));
-		block = (char *) BufferGetBlock(buf);
-		__builtin_prefetch(block);
-		__builtin_prefetch(block + BLCKSZ - MAXALIGN(sizeof(MihPageOpaqueData)));
-		__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) + guess * sizeof(MihEntry));
+		if (lo < s->ndir[j])
+			prefetch_leaf_at(s->dir_bufs[j][lo], first % MIH_ENTRIES_PER_PAGE);
 		return;
 	}
 	lo = dir_slot(s, j, v);
 	buf = s->dir_bufs[j][lo];
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
-	__builtin_prefetch(GetBufferDescriptor(buf - 1));
+	prefetch_leaf_at(buf, MIH_ENTRIES_PER_PAGE - 1);
 	block = (char *) BufferGetBlock(buf);
-	__builtin_prefetch(block);
-	__builtin_prefetch(block + BLCKSZ - MAXALIGN(sizeof(MihPageOpaqueData)));
-	__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) +
-					   (MIH_ENTRIES_PER_PAGE - 1) * sizeof(MihEntry));
 	if (lo + 1 < s->ndir[j] && keys[lo + 1] > keys[lo] && v > keys[lo])
 		guess = (int) ((double) (v - keys[lo]) / (double) (keys[lo + 1] - keys[lo]) *
 					   (MIH_ENTRIES_PER_PAGE - 1));
@@ -718,6 +725,67 @@ filter_bit(uint64 v)
 }
 
 /*
+ * Read every leaf of table t of a run, in order, and hand each one's
+ * entries (share-locked meanwhile) to visit: the one pass over a run from
+ * which a backend builds its filters and position indexes. Returns the
+ * number of entries read.
+ */
+int64
+mih_cache_walk_table(Relation index, const MihRunSummary *s, int t,
+					 void (*visit) (void *arg, const MihEntry *entries, int n), void *arg)
+{
+	int64		total = 0;
+
+	for (BlockNumber leaf = s->hdr.first_leaf[t]; leaf != InvalidBlockNumber;)
+	{
+		Buffer		buf = ReadBuffer(index, leaf);
+		Page		page;
+		int			n;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, s->serial, t);
+		n = MihPageGetNItems(page, sizeof(MihEntry));
+		visit(arg, MihPageGetEntries(page), n);
+		total += n;
+		leaf = MihPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	return total;
+}
+
+/* Building a small run's filters: every entry sets its value's bit in each table's. */
+typedef struct FilterBuild
+{
+	const MihRunSummary *s;
+	uint32		tables;
+	uint64	   *bits;			/* the tables' filters, one after another */
+} FilterBuild;
+
+static void
+filter_leaf(void *arg, const MihEntry *entries, int n)
+{
+	FilterBuild *fb = (FilterBuild *) arg;
+
+	for (int i = 0; i < n; i++)
+	{
+		SimHash		fp = mih_entry_fp(&entries[i]);
+		int			k = 0;
+
+		for (int j = 0; j < fb->s->hdr.ntables; j++)
+			if (fb->tables & (1 << j))
+			{
+				uint32		b = filter_bit(fp & fb->s->masks[j]);
+
+				fb->bits[k * (MIH_CACHE_FILTER_BYTES / sizeof(uint64)) + b / 64] |=
+					UINT64CONST(1) << (b % 64);
+				k++;
+			}
+	}
+}
+
+/*
  * Build the filters of a small run once this backend has spent about as
  * many page reads in it as one pass over one table's leaves costs: the
  * pass reads a table the run serves (each table holds every entry) and
@@ -730,8 +798,7 @@ build_filters(Relation index, MihRunSummary *s, uint32 tables)
 	uint64	   *bits;
 	Size		bytes;
 	int			nserved = 0;
-	const uint64 *masks = s->masks;
-	BlockNumber leaf;
+	FilterBuild fb;
 
 	s->filter_tried = true;
 	for (int j = 0; j < s->hdr.ntables; j++)
@@ -744,37 +811,10 @@ build_filters(Relation index, MihRunSummary *s, uint32 tables)
 	if (t < 0)
 		return;
 	bytes = (Size) nserved * MIH_CACHE_FILTER_BYTES;
-	bits = palloc0(bytes);
-	for (leaf = s->hdr.first_leaf[t]; leaf != InvalidBlockNumber;)
-	{
-		Buffer		buf = ReadBuffer(index, leaf);
-		Page		page;
-		const MihEntry *entries;
-		int			n;
-
-		CHECK_FOR_INTERRUPTS();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, s->serial, t);
-		entries = MihPageGetEntries(page);
-		n = MihPageGetNItems(page, sizeof(MihEntry));
-		for (int i = 0; i < n; i++)
-		{
-			SimHash		fp = mih_entry_fp(&entries[i]);
-			int			k = 0;
-
-			for (int j = 0; j < s->hdr.ntables; j++)
-				if (tables & (1 << j))
-				{
-					uint32		b = filter_bit(fp & masks[j]);
-
-					bits[k * (MIH_CACHE_FILTER_BYTES / sizeof(uint64)) + b / 64] |= UINT64CONST(1) << (b % 64);
-					k++;
-				}
-		}
-		leaf = MihPageGetOpaque(page)->next;
-		UnlockReleaseBuffer(buf);
-	}
+	fb.s = s;
+	fb.tables = tables;
+	fb.bits = bits = palloc0(bytes);
+	mih_cache_walk_table(index, s, t, filter_leaf, &fb);
 	if (!make_room(bytes))
 	{
 		pfree(bits);

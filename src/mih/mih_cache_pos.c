@@ -33,7 +33,6 @@
  */
 #include "mih.h"
 
-#include "miscadmin.h"
 #include "utils/memutils.h"
 
 typedef struct MihPosIndex
@@ -87,6 +86,30 @@ pos_init_pack(MihPosIndex *pi, uint64 mask)
 	}
 }
 
+/* Counting a run's block values, table by table */
+typedef struct PosCount
+{
+	MihPosIndex **pis;			/* per table, or NULL: not counted */
+	const uint64 *masks;
+	int			from;			/* the first table counted */
+	int			ntables;
+} PosCount;
+
+static void
+count_leaf(void *arg, const MihEntry *entries, int n)
+{
+	PosCount   *pc = (PosCount *) arg;
+
+	for (int i = 0; i < n; i++)
+	{
+		SimHash		fp = mih_entry_fp(&entries[i]);
+
+		for (int j = pc->from; j < pc->ntables; j++)
+			if (pc->pis[j])
+				pc->pis[j]->first[pos_pack(pc->pis[j], fp & pc->masks[j]) + 1]++;
+	}
+}
+
 /*
  * Build the position indexes of a large run's tables (see the file's
  * comment for when). masks are the index's block masks.
@@ -98,9 +121,9 @@ mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 	MihPosIndex *pis[MIH_MAX_BLOCKS] = {0};
 	int			t = -1;
 	Size		bytes = 0;
-	int64		total = 0;
-	BlockNumber leaf;
+	int64		total;
 	int64		leaves;
+	PosCount	pc;
 
 	if (s->pos_tried || s->hdr.nentries <= MIH_CACHE_FILTER_MAX)
 		return;
@@ -130,31 +153,11 @@ mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 		goto out;
 
 	/* count each value in first[value + 1] */
-	for (leaf = s->hdr.first_leaf[t]; leaf != InvalidBlockNumber;)
-	{
-		Buffer		buf = ReadBuffer(index, leaf);
-		Page		page;
-		const MihEntry *entries;
-		int			n;
-
-		CHECK_FOR_INTERRUPTS();
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, s->serial, t);
-		entries = MihPageGetEntries(page);
-		n = MihPageGetNItems(page, sizeof(MihEntry));
-		for (int i = 0; i < n; i++)
-		{
-			SimHash		fp = mih_entry_fp(&entries[i]);
-
-			for (int j = t; j < s->hdr.ntables; j++)
-				if (pis[j])
-					pis[j]->first[pos_pack(pis[j], fp & masks[j]) + 1]++;
-		}
-		total += n;
-		leaf = MihPageGetOpaque(page)->next;
-		UnlockReleaseBuffer(buf);
-	}
+	pc.pis = pis;
+	pc.masks = masks;
+	pc.from = t;
+	pc.ntables = s->hdr.ntables;
+	total = mih_cache_walk_table(index, s, t, count_leaf, &pc);
 	if (total != s->hdr.nentries)
 		goto out;				/* not the run the header describes */
 	for (int j = t; j < s->hdr.ntables; j++)
