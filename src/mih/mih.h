@@ -735,6 +735,7 @@ extern void mih_cache_release(MihRunSummary *s);
 extern BlockNumber mih_cache_leaf(Relation index, MihRunSummary *s, int j, uint64 v, int *slot);
 extern Buffer mih_cache_read_leaf(Relation index, MihRunSummary *s, int j, int slot,
 								  BlockNumber blk);
+extern Buffer mih_cache_read_hinted(Relation index, BlockNumber blk);
 extern void mih_cache_consider_filters(Relation index, MihRunSummary *s, uint32 tables,
 									   const uint64 *masks);
 extern bool mih_cache_may_hold(const MihRunSummary *s, int j, uint64 v);
@@ -766,7 +767,6 @@ extern const MihPendSummary *mih_cache_pending_summary(Relation index, BlockNumb
 													   const uint64 *masks);
 extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx);
 extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
-extern Buffer mih_cache_read_hinted(Relation index, BlockNumber blk);
 
 /* ---- mih_cache_pos.c: where each block value's entries start in a large run ---- */
 #define MIH_POS_MAX_BITS		16	/* tables of at most this many bits get one */

@@ -49,6 +49,8 @@
 #define USE_PREFETCH_LEAVES
 #endif
 
+#define MIH_CACHE_HINTS		32	/* buffer hints per index, by block number */
+
 /* GUC simhash.index_cache_size, in kB */
 int			mih_cache_size_kb = 8192;
 
@@ -73,6 +75,9 @@ typedef struct MihCachedIndex
 	MihPendingChecked pend[MIH_CACHE_PENDING_PAGES];
 	struct MihPendPages *pages; /* full pending pages' summaries
 								 * (mih_cache_pend.c), or NULL */
+	/* the buffer the metapage and pending pages were last found in */
+	BlockNumber hint_blk[MIH_CACHE_HINTS];
+	Buffer		hint_buf[MIH_CACHE_HINTS];
 	struct MihCachedIndex *next;
 } MihCachedIndex;
 
@@ -128,6 +133,8 @@ drop_index(MihCachedIndex *ci)
 	ci->npend = 0;
 	mih_cache_free_pending_pages(ci->pages);
 	ci->pages = NULL;
+	for (int i = 0; i < MIH_CACHE_HINTS; i++)
+		ci->hint_blk[i] = InvalidBlockNumber;
 }
 
 /* Forget every index (relid InvalidOid) or one, keeping nothing of it. */
@@ -252,6 +259,8 @@ find_index(Relation index, bool create)
 			cache_cxt = AllocSetContextCreate(TopMemoryContext, "simhash index cache",
 											  ALLOCSET_DEFAULT_SIZES);
 		ci = MemoryContextAllocZero(cache_cxt, sizeof(MihCachedIndex));
+		for (int i = 0; i < MIH_CACHE_HINTS; i++)
+			ci->hint_blk[i] = InvalidBlockNumber;
 		ci->relid = RelationGetRelid(index);
 		ci->relfile = SH_REL_FILENUMBER(index);
 		ci->next = cached_indexes;
@@ -529,30 +538,54 @@ mih_cache_leaf(Relation index, MihRunSummary *s, int j, uint64 v, int *slot)
 }
 
 /*
- * Pin leaf blk, the directory's slot of table j (or -1): through the buffer
- * it was found in last time when it is still there (ReadRecentBuffer), which
- * spares the lookup in the shared buffer mapping, a few cache misses that
- * were a sixth of a constraint check's time. Counted in the index's I/O
- * statistics as ReadBuffer counts a hit.
+ * Pin block blk through *hint, the buffer it was found in last time, when it
+ * is still there (ReadRecentBuffer checks the buffer's tag), which spares
+ * the lookup in the shared buffer mapping: a few cache misses that were a
+ * sixth of a constraint check's time. Else read it and remember where.
+ * Counted in the index's I/O statistics as ReadBuffer counts a hit.
  */
-Buffer
-mih_cache_read_leaf(Relation index, MihRunSummary *s, int j, int slot, BlockNumber blk)
+static Buffer
+read_hinted(Relation index, BlockNumber blk, Buffer *hint)
 {
-	Buffer		buf;
-
-	if (slot < 0 || s->dir_bufs[j] == NULL || slot >= s->ndir[j] || s->dir_leaves[j][slot] != blk)
-		return ReadBuffer(index, blk);
-	buf = s->dir_bufs[j][slot];
-	if (BufferIsValid(buf) &&
-		ReadRecentBuffer(SH_REL_LOCATOR(index), MAIN_FORKNUM, blk, buf))
+	if (BufferIsValid(*hint) &&
+		ReadRecentBuffer(SH_REL_LOCATOR(index), MAIN_FORKNUM, blk, *hint))
 	{
 		pgstat_count_buffer_read(index);
 		pgstat_count_buffer_hit(index);
-		return buf;
+		return *hint;
 	}
-	buf = ReadBuffer(index, blk);
-	s->dir_bufs[j][slot] = buf;
-	return buf;
+	*hint = ReadBuffer(index, blk);
+	return *hint;
+}
+
+/* Pin leaf blk, the directory's slot of table j (or -1), through its hint. */
+Buffer
+mih_cache_read_leaf(Relation index, MihRunSummary *s, int j, int slot, BlockNumber blk)
+{
+	if (slot < 0 || s->dir_bufs[j] == NULL || slot >= s->ndir[j] || s->dir_leaves[j][slot] != blk)
+		return ReadBuffer(index, blk);
+	return read_hinted(index, blk, &s->dir_bufs[j][slot]);
+}
+
+/*
+ * Pin one of the pages every search reads, the metapage or a pending page,
+ * through its hint (one per block number modulo MIH_CACHE_HINTS).
+ */
+Buffer
+mih_cache_read_hinted(Relation index, BlockNumber blk)
+{
+	MihCachedIndex *ci;
+	int			h = blk % MIH_CACHE_HINTS;
+
+	if (mih_cache_size_kb == 0)
+		return ReadBuffer(index, blk);
+	ci = find_index(index, true);
+	if (ci->hint_blk[h] != blk)
+	{
+		ci->hint_blk[h] = blk;
+		ci->hint_buf[h] = InvalidBuffer;
+	}
+	return read_hinted(index, blk, &ci->hint_buf[h]);
 }
 
 #ifdef USE_PREFETCH_LEAVES

@@ -27,7 +27,6 @@
  */
 #include "mih.h"
 
-#include "pgstat.h"
 #include "utils/memutils.h"
 
 #define MIH_PEND_SUMMARIES		16	/* pages remembered per index */
@@ -59,15 +58,10 @@ struct MihPendSummary
 	PendTable  *tables;			/* ntables of them, or NULL */
 };
 
-#define PEND_HINTS			32	/* buffers remembered, by block number */
-
 typedef struct MihPendPages
 {
 	int			next;			/* the slot the next new page takes */
 	MihPendSummary slot[MIH_PEND_SUMMARIES];
-	/* the buffer each block was last found in (mih_cache_read_hinted) */
-	BlockNumber hint_blk[PEND_HINTS];
-	Buffer		hint_buf[PEND_HINTS];
 } MihPendPages;
 
 static inline uint32
@@ -130,43 +124,8 @@ get_pages(struct MihPendPages **slot)
 		*slot = MemoryContextAllocZero(mih_cache_context(), sizeof(MihPendPages));
 		for (int i = 0; i < MIH_PEND_SUMMARIES; i++)
 			(*slot)->slot[i].blk = InvalidBlockNumber;
-		for (int i = 0; i < PEND_HINTS; i++)
-		{
-			(*slot)->hint_blk[i] = InvalidBlockNumber;
-			(*slot)->hint_buf[i] = InvalidBuffer;
-		}
 	}
 	return *slot;
-}
-
-/*
- * Pin block blk of the index through the buffer it was last found in when it
- * is still there (ReadRecentBuffer checks the buffer's tag), sparing the
- * lookup in the shared buffer mapping: for the pages every search reads,
- * the metapage and the pending list. Counted as ReadBuffer counts a hit.
- */
-Buffer
-mih_cache_read_hinted(Relation index, BlockNumber blk)
-{
-	struct MihPendPages **slot = mih_cache_pending_pages(index);
-	MihPendPages *pages;
-	int			h = blk % PEND_HINTS;
-	Buffer		buf;
-
-	if (slot == NULL)
-		return ReadBuffer(index, blk);
-	pages = get_pages(slot);
-	if (pages->hint_blk[h] == blk && BufferIsValid(pages->hint_buf[h]) &&
-		ReadRecentBuffer(SH_REL_LOCATOR(index), MAIN_FORKNUM, blk, pages->hint_buf[h]))
-	{
-		pgstat_count_buffer_read(index);
-		pgstat_count_buffer_hit(index);
-		return pages->hint_buf[h];
-	}
-	buf = ReadBuffer(index, blk);
-	pages->hint_blk[h] = blk;
-	pages->hint_buf[h] = buf;
-	return buf;
 }
 
 /*

@@ -661,7 +661,6 @@ visit_pending(Relation index, MihScanOpaque so)
 		int			r = so->radii[0];
 		uint32		serial = MihPageGetOpaque(page)->serial;
 		int			first;
-
 		const MihPendSummary *ps = NULL;
 
 		/* the entries an earlier search of this ball found nothing in */
