@@ -215,8 +215,9 @@ mih_position_mismatch(Relation index, BlockNumber leaf, int off)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("simhash index \"%s\" is corrupted: leaf block %u does not hold at entry %d the block value its run's other leaves place there",
-					RelationGetRelationName(index), leaf, off),
+			 errmsg("simhash index \"%s\" is corrupted: entry %d of leaf block %u does not hold the block value its run's counts place there",
+					RelationGetRelationName(index), off, leaf),
+			 errdetail("This backend counted the run's block values from one of its tables; the table read now disagrees."),
 			 errhint("REINDEX the index.")));
 }
 
