@@ -49,7 +49,13 @@
 
 /* ---- limits and defaults ---- */
 #define MIH_MAGIC				0x4D494831	/* "MIH1" */
-#define MIH_VERSION				1
+/*
+ * On-disk versions: 2 may hold compact leaves (mih_leaf.h), which a library
+ * that knows only 1 must not read; a version 1 index is read as it is and
+ * keeps writing plain leaves until REINDEX.
+ */
+#define MIH_VERSION				2
+#define MIH_VERSION_PLAIN		1
 #define MIH_METAPAGE_BLKNO		0
 #define MIH_MIN_BLOCKS			1
 #define MIH_MAX_BLOCKS			16
@@ -245,8 +251,13 @@ mih_inner_child(const MihInnerItem *items, int n, uint64 v)
 #define MihPageSetNItems(page, n, itemsize) \
 	(((PageHeader) (page))->pd_lower = MAXALIGN(SizeOfPageHeaderData) + (n) * (itemsize))
 
+#include "mih_leaf.h"
+
 /* ---- run header page ---- */
 /* MihRunHeader.flags */
+#define MIH_RUN_COMPACT		0x0002	/* some of its leaves are compact: a
+										 * value's place is not a multiple of a
+										 * plain leaf's entries */
 #define MIH_RUN_VACUUMING	0x0001	/* a bulk delete began marking this run, or
 										 * it was merged from one that was: its
 										 * dead marks may disagree with other
@@ -453,7 +464,8 @@ typedef struct MihRunWriter MihRunWriter;
 
 /* pages are GenericXLog-logged one by one, or (build) not at all */
 extern MihRunWriter *mih_run_writer_begin(Relation index, int nblocks,
-										  const uint64 *masks, uint64 serial, bool wal);
+										  const uint64 *masks, uint64 serial, bool wal,
+										  bool compact);
 extern void mih_run_writer_table(MihRunWriter *w, int table);
 extern void mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid);
 extern void mih_run_writer_end_table(MihRunWriter *w);
@@ -463,11 +475,11 @@ extern BlockNumber mih_run_writer_finish(MihRunWriter *w, int64 *nentries);
 extern void mih_sort_entries(MihEntry *entries, int64 n, uint64 mask);
 extern BlockNumber mih_write_run_from_array(Relation index, int nblocks,
 											const uint64 *masks, MihEntry *entries,
-											int64 n, uint64 serial, bool wal);
+											int64 n, uint64 serial, bool wal, bool compact);
 extern BlockNumber mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 								  const BlockNumber *runs, const uint32 *run_tables,
 								  int nruns, MihEntry *extra, int64 nextra,
-								  uint32 tables, uint64 serial, bool wal,
+								  uint32 tables, uint64 serial, bool wal, bool compact,
 								  int64 *nentries, BufferAccessStrategy vacuum_strategy);
 /* ---- mih_recycle.c: walking a run's pages, the retired list ---- */
 typedef void (*MihPageVisitor) (BlockNumber blk, void *arg);
@@ -495,6 +507,7 @@ typedef struct MihLeafIter
 	Relation	index;
 	BufferAccessStrategy strategy;	/* VACUUM's: also pace by its cost limit */
 	BlockNumber next;
+	uint64		mask;			/* of the table read: compact leaves need it */
 	int			pos;
 	int			nitems;
 	MihEntry   *entries;		/* copy of the current leaf's entries */
@@ -585,7 +598,8 @@ mih_lower_bound(const MihEntry *entries, int from, int n, uint64 mask, uint64 v)
 	return lo;
 }
 
-extern void mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf);
+extern void mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf,
+								uint64 mask);
 extern MihEntry *mih_leaf_iter_next(MihLeafIter *it);
 extern void mih_leaf_iter_end(MihLeafIter *it);
 
@@ -681,6 +695,35 @@ mih_probe_leaf(const MihEntry *entries, int n, uint64 mask, const uint64 *vals, 
 		if (++*p >= nvals)
 			return MIH_PROBES_END;
 		if ((mih_entry_fp(&entries[n - 1]) & mask) < vals[*p])
+			return MIH_LEAF_DESCEND;
+	}
+}
+
+/*
+ * mih_probe_leaf for a compact leaf (mih_leaf.h): the same walk over the
+ * probe values and the same answer, with visit() given each group whose
+ * value a probe matched, to read as much of it as it needs.
+ */
+typedef void (*MihGroupVisit) (void *arg, const MihCLeaf *c, int g);
+
+static pg_attribute_always_inline MihLeafStep
+mih_probe_cleaf(const MihCLeaf *c, const uint64 *vals, int nvals, int *p,
+				MihGroupVisit visit, void *arg)
+{
+	int			g = 0;
+
+	for (;;)
+	{
+		uint64		v = vals[*p];
+
+		g = mih_cleaf_lower_bound(c, g, v);
+		if (g < c->ngroups && mih_cleaf_key(c, g) == v)
+			visit(arg, c, g++);
+		if (g == c->ngroups)
+			return MIH_LEAF_END;
+		if (++*p >= nvals)
+			return MIH_PROBES_END;
+		if (mih_cleaf_key(c, c->ngroups - 1) < vals[*p])
 			return MIH_LEAF_DESCEND;
 	}
 }

@@ -36,6 +36,7 @@ typedef struct MihBuildState
 {
 	Relation	index;
 	bool		balls;			/* keys are hamming_balls (simhash_ball_ops) */
+	bool		compact;		/* runs may have compact leaves (mih_leaf.h) */
 	int			nblocks;
 	uint64		masks[MIH_MAX_BLOCKS];
 	/* in memory, while they fit */
@@ -151,7 +152,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 static BlockNumber
 write_run_from_sorts(MihBuildState *bs, uint64 serial, int64 *nentries)
 {
-	MihRunWriter *w = mih_run_writer_begin(bs->index, bs->nblocks, bs->masks, serial, false);
+	MihRunWriter *w = mih_run_writer_begin(bs->index, bs->nblocks, bs->masks, serial, false,
+											bs->compact);
 	TupleTableSlot *out = MakeSingleTupleTableSlot(bs->sortdesc, &TTSOpsMinimalTuple);
 
 	for (int j = 0; j < bs->nblocks; j++)
@@ -206,6 +208,7 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.index = index;
 	bs.nblocks = meta->nblocks;
 	bs.balls = mih_keys_are_balls(index);
+	bs.compact = meta->version >= MIH_VERSION;
 	memcpy(bs.masks, meta->masks, sizeof(bs.masks));
 	bs.maxn = Max((int64) maintenance_work_mem * 1024 / (int64) sizeof(MihEntry), 1024);
 	bs.maxn = Min(bs.maxn, (int64) (MaxAllocHugeSize / sizeof(MihEntry)));
@@ -228,7 +231,7 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, MIH_PHASE_WRITE);
 		runserial = 1;
 		run = mih_write_run_from_array(index, bs.nblocks, bs.masks, bs.entries,
-									   bs.n, runserial, false);
+									   bs.n, runserial, false, bs.compact);
 		nentries = bs.n;
 	}
 	if (bs.entries)

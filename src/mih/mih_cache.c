@@ -768,23 +768,26 @@ mih_cache_walk_table(Relation index, const MihRunSummary *s, int t,
 					 void (*visit) (void *arg, const MihEntry *entries, int n), void *arg)
 {
 	int64		total = 0;
+	MihEntry   *scratch = palloc(MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
 
 	for (BlockNumber leaf = s->hdr.first_leaf[t]; leaf != InvalidBlockNumber;)
 	{
 		Buffer		buf = ReadBuffer(index, leaf);
 		Page		page;
+		const MihEntry *entries;
 		int			n;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, s->serial, t);
-		n = MihPageGetNItems(page, sizeof(MihEntry));
-		visit(arg, MihPageGetEntries(page), n);
+		entries = mih_leaf_entries(index, leaf, page, s->masks[t], scratch, &n);
+		visit(arg, entries, n);
 		total += n;
 		leaf = MihPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
+	pfree(scratch);
 	return total;
 }
 

@@ -125,7 +125,9 @@ mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 	int64		leaves;
 	PosCount	pc;
 
-	if (s->pos_tried || s->hdr.nentries <= MIH_CACHE_FILTER_MAX)
+	/* positions are counted in plain leaves' entries (MIH_ENTRIES_PER_PAGE) */
+	if (s->pos_tried || s->hdr.nentries <= MIH_CACHE_FILTER_MAX ||
+		(s->hdr.flags & MIH_RUN_COMPACT))
 		return;
 	leaves = (s->hdr.nentries + MIH_ENTRIES_PER_PAGE - 1) / MIH_ENTRIES_PER_PAGE;
 	if (s->spent < leaves + 1)
@@ -153,6 +155,7 @@ mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 		goto out;
 
 	/* count each value in first[value + 1] */
+	memcpy(s->masks, masks, sizeof(s->masks));
 	pc.pis = pis;
 	pc.masks = masks;
 	pc.from = t;

@@ -171,7 +171,9 @@ simhash_index_pages(PG_FUNCTION_ARGS)
 			values[1] = CStringGetTextDatum(page_type_name(opaque->type));
 			values[2] = Int32GetDatum(opaque->table);
 			values[3] = Int32GetDatum(opaque->level);
-			if (opaque->type == MIH_PAGE_LEAF || opaque->type == MIH_PAGE_PENDING)
+			if (opaque->type == MIH_PAGE_LEAF)
+				values[4] = Int32GetDatum(mih_leaf_nitems(page));
+			else if (opaque->type == MIH_PAGE_PENDING)
 				values[4] = Int32GetDatum(MihPageGetNItems(page, sizeof(MihEntry)));
 			else if (opaque->type == MIH_PAGE_INNER)
 				values[4] = Int32GetDatum(MihPageGetNItems(page, sizeof(MihInnerItem)));

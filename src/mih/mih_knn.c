@@ -354,6 +354,7 @@ typedef struct KnnProbe
 	int			j;
 	int			s;
 	int			settled;
+	uint64		qrem;			/* q's bits outside block j (compact leaves) */
 } KnnProbe;
 
 /*
@@ -383,6 +384,46 @@ knn_visit(void *arg, const MihEntry *e)
 	/* found here first: no block closer, no earlier table as close */
 	if (min_block_distance(k, mih_entry_fp(e), &table) == probe->s && table == probe->j)
 		take_probed(k, e, d, probe->settled);
+}
+
+/*
+ * knn_visit for a compact leaf's group whose value a probe matched: an
+ * entry's distance is its remainder's from q's plus the value's own, so
+ * only the entries knn_visit would take are decoded; of the others, the
+ * ones farther than kept but wanted are noted as knn_visit notes them.
+ */
+static void
+knn_visit_group(void *arg, const MihCLeaf *c, int g)
+{
+	KnnProbe   *probe = (KnnProbe *) arg;
+	MihKnn	   *k = probe->k;
+	uint64		key = mih_cleaf_key(c, g);
+	int			base = sh_popcount64((key ^ k->q) & k->masks[probe->j]);
+	int			lo = k->keep_lo - base;
+	int			hi = k->keep - base;
+	int			noted = Min(k->limit, k->cutoff) - base;
+	int			end = mih_cleaf_start(c, g + 1);
+
+	for (int i = mih_cleaf_start(c, g); i < end; i++)
+	{
+		int			d = sh_popcount64(mih_cleaf_rem(c, i) ^ probe->qrem);
+
+		if (d <= lo)
+			continue;
+		if (d > hi)
+		{
+			if (d <= noted &&
+				!(mih_cleaf_tidval(c, i) & (MIH_CLEAF_DEAD | MIH_CLEAF_NULL)))
+				k->skipped = true;
+			continue;
+		}
+		{
+			MihEntry	e;
+
+			mih_cleaf_decode(c, i, key, &e);
+			knn_visit(probe, &e);
+		}
+	}
 }
 
 /* how many probe values ahead a probe prefetches the leaf of */
@@ -437,6 +478,8 @@ probe_positioned(MihKnn *k, MihRunSummary *sum, const MihRunHeader *hdr, int j,
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				page = BufferGetPage(buf);
 				mih_check_page(index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
+				if (mih_leaf_is_compact(page))
+					mih_position_mismatch(index, leaf, off);	/* plain runs only */
 				entries = MihPageGetEntries(page);
 				n = MihPageGetNItems(page, sizeof(MihEntry));
 				bufslot = slot;
@@ -479,7 +522,8 @@ probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hd
 	int			slot = -1;
 	int			p = 0;
 	DescentCache dc;
-	KnnProbe	probe = {k, j, s, settled};
+	KnnProbe	probe = {k, j, s, settled,
+	mih_bits_gather(mih_bitmap(k->masks[j]), k->q)};
 	uint64	   *kept = NULL;
 	bool		directory;
 
@@ -516,6 +560,7 @@ probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hd
 		MihEntry   *entries;
 		int			n;
 		BlockNumber next;
+		MihLeafStep step;
 
 		CHECK_FOR_INTERRUPTS();
 		if (leaf == InvalidBlockNumber)
@@ -536,10 +581,21 @@ probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hd
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
-		entries = MihPageGetEntries(page);
-		n = MihPageGetNItems(page, sizeof(MihEntry));
 		next = MihPageGetOpaque(page)->next;
-		switch (mih_probe_leaf(entries, n, mask, vals, nvals, &p, knn_visit, &probe))
+		if (mih_leaf_is_compact(page))
+		{
+			MihCLeaf	c;
+
+			mih_cleaf_open(index, leaf, page, mask, &c);
+			step = mih_probe_cleaf(&c, vals, nvals, &p, knn_visit_group, &probe);
+		}
+		else
+		{
+			entries = MihPageGetEntries(page);
+			n = MihPageGetNItems(page, sizeof(MihEntry));
+			step = mih_probe_leaf(entries, n, mask, vals, nvals, &p, knn_visit, &probe);
+		}
+		switch (step)
 		{
 			case MIH_LEAF_END:
 				leaf = next;
@@ -665,6 +721,7 @@ band_pass(MihKnn *k)
 	uint64		hi_pos = KNN_ALL;
 	int			top = -1;		/* the farthest distance taken */
 	uint64		pos = 0;
+	MihEntry   *scratch = NULL; /* a compact leaf, decoded */
 
 	Assert(k->nfound == 0);
 	/* nothing is wanted after the boundary */
@@ -683,7 +740,7 @@ band_pass(MihKnn *k)
 		{
 			Buffer		buf;
 			Page		page;
-			MihEntry   *entries;
+			const MihEntry *entries;
 			int			n;
 
 			CHECK_FOR_INTERRUPTS();
@@ -691,8 +748,9 @@ band_pass(MihKnn *k)
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			mih_check_page(k->index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr.serial, 0);
-			entries = MihPageGetEntries(page);
-			n = MihPageGetNItems(page, sizeof(MihEntry));
+			if (mih_leaf_is_compact(page) && scratch == NULL)
+				scratch = palloc(MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
+			entries = mih_leaf_entries(k->index, leaf, page, k->masks[0], scratch, &n);
 			for (int i = 0; i < n; i++, pos++)
 			{
 				const MihEntry *e = &entries[i];
@@ -736,6 +794,8 @@ band_pass(MihKnn *k)
 			UnlockReleaseBuffer(buf);
 		}
 	}
+	if (scratch)
+		pfree(scratch);
 	k->band_dist = hi_dist;
 	k->band_pos = hi_pos;
 }

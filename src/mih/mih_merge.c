@@ -357,7 +357,7 @@ run_plan(Relation index, Buffer metabuf, MergePlan *plan,
 	newrun = mih_merge_runs(index, plan->snap.nblocks, plan->snap.masks, plan->runs,
 							plan->run_tables, plan->nruns, plan->pending,
 							plan->npending_live, plan->tables, serial, true,
-							&newentries, vacuum_strategy);
+							plan->snap.version >= MIH_VERSION, &newentries, vacuum_strategy);
 	swap_in(index, metabuf, plan, newrun, newentries, serial);
 }
 

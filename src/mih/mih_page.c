@@ -101,7 +101,8 @@ mih_init_metapage(Page page, int nblocks)
 	meta->next_serial = 1;
 	if (simhash_test_fault == SH_FAULT_OLD_METAPAGE)
 	{
-		/* as extension 0.1.0 wrote it: the appended fields absent */
+		/* as extension 0.1.0 wrote it: on-disk version 1, the appended fields absent */
+		meta->version = MIH_VERSION_PLAIN;
 		((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) +
 			offsetof(MihMetaPageData, layout);
 		return;
@@ -154,11 +155,12 @@ mih_check_metapage(Relation index, Page metapage)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a simhash index",
 						RelationGetRelationName(index))));
-	if (meta->version != MIH_VERSION)
+	if (meta->version < MIH_VERSION_PLAIN || meta->version > MIH_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("simhash index \"%s\" has on-disk version %u, expected %u",
-						RelationGetRelationName(index), meta->version, MIH_VERSION),
+				 errmsg("simhash index \"%s\" has on-disk version %u, expected %u to %u",
+						RelationGetRelationName(index), meta->version, MIH_VERSION_PLAIN,
+						MIH_VERSION),
 				 errhint("REINDEX the index.")));
 }
 

@@ -80,6 +80,16 @@ struct MihRunWriter
 	BlockNumber curblk;			/* InvalidBlockNumber: no page open */
 	int64		pages_written;
 
+	/*
+	 * The open leaf's entries, laid out when it is closed: compact when the
+	 * index allows it and that format holds them all (mih_leaf.h), plain
+	 * otherwise. An entry joins the leaf while either format still holds it.
+	 */
+	bool		compact;
+	MihEntry   *leaf;
+	int			nleaf;
+	MihLeafSizer sizer;
+
 	/* first key and block of every page of the level being written */
 	uint64	   *keys;
 	BlockNumber *blocks;
@@ -197,9 +207,12 @@ writer_remember(MihRunWriter *w, uint64 key, BlockNumber blk)
 
 MihRunWriter *
 mih_run_writer_begin(Relation index, int nblocks, const uint64 *masks, uint64 serial,
-					 bool wal)
+					 bool wal, bool compact)
 {
 	MihRunWriter *w = palloc0(sizeof(MihRunWriter));
+
+	w->compact = compact;
+	w->leaf = palloc(MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
 
 	w->serial = serial;
 	w->index = index;
@@ -227,37 +240,67 @@ mih_run_writer_table(MihRunWriter *w, int table)
 	w->nentries_table = 0;
 }
 
+/*
+ * Lay the open leaf's entries out on its page, linked to next: compact only
+ * when they are more than a plain leaf holds, so that a run whose values
+ * rarely repeat stays plain throughout, with the places of its values
+ * computable (mih_cache_pos.c).
+ */
+static void
+writer_lay_out_leaf(MihRunWriter *w, BlockNumber next)
+{
+	Page		page = (Page) w->cur.data;
+
+	if (w->nleaf > MIH_ENTRIES_PER_PAGE)
+	{
+		Assert(w->compact && mih_leaf_sizer_holds(&w->sizer));
+		mih_leaf_write_compact(page, w->leaf, w->nleaf, w->masks[w->table], &w->sizer);
+		w->hdr.flags |= MIH_RUN_COMPACT;
+	}
+	else
+	{
+		Assert(w->nleaf <= MIH_ENTRIES_PER_PAGE);
+		memcpy(MihPageGetEntries(page), w->leaf, w->nleaf * sizeof(MihEntry));
+		MihPageSetNItems(page, w->nleaf, sizeof(MihEntry));
+	}
+	MihPageGetOpaque(page)->next = next;
+}
+
+static void
+writer_start_leaf(MihRunWriter *w)
+{
+	w->nleaf = 0;
+	mih_leaf_sizer_reset(&w->sizer, w->masks[w->table]);
+}
+
 /* Append the next entry of the current table (entries come sorted). */
 void
 mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid)
 {
-	Page		page = (Page) w->cur.data;
-	int			n;
+	uint64		key = fp & w->masks[w->table];
 
 	if (w->curblk == InvalidBlockNumber)
 	{
 		writer_open_page(w, MIH_PAGE_LEAF, 0, InvalidBlockNumber);
 		w->hdr.first_leaf[w->table] = w->curblk;
-		n = 0;
+		writer_start_leaf(w);
 	}
-	else
+	else if (w->nleaf >= MIH_ENTRIES_PER_PAGE &&
+			 !(w->compact && mih_leaf_sizer_fits(&w->sizer, key, tid)))
 	{
-		n = MihPageGetNItems(page, sizeof(MihEntry));
-		if (n == MIH_ENTRIES_PER_PAGE)
-		{
-			/* full: write it, chained to the next leaf's block */
-			BlockNumber next = writer_reserve_block(w);
+		/* full: write it, chained to the next leaf's block */
+		BlockNumber next = writer_reserve_block(w);
 
-			MihPageGetOpaque(page)->next = next;
-			writer_close_page(w);
-			writer_open_page(w, MIH_PAGE_LEAF, 0, next);
-			n = 0;
-		}
+		writer_lay_out_leaf(w, next);
+		writer_close_page(w);
+		writer_open_page(w, MIH_PAGE_LEAF, 0, next);
+		writer_start_leaf(w);
 	}
-	if (n == 0)
-		writer_remember(w, fp & w->masks[w->table], w->curblk);
-	mih_entry_set(&MihPageGetEntries(page)[n], fp, tid);
-	MihPageSetNItems(page, n + 1, sizeof(MihEntry));
+	if (w->nleaf == 0)
+		writer_remember(w, key, w->curblk);
+	mih_entry_set(&w->leaf[w->nleaf++], fp, tid);
+	if (w->compact)
+		mih_leaf_sizer_add(&w->sizer, key, tid);
 	w->nentries_table++;
 }
 
@@ -268,7 +311,10 @@ mih_run_writer_end_table(MihRunWriter *w)
 	uint16		level = 0;
 
 	if (w->curblk != InvalidBlockNumber)
+	{
+		writer_lay_out_leaf(w, InvalidBlockNumber);
 		writer_close_page(w);
+	}
 	/*
 	 * Every table of a run holds the same entries: a writer that was given
 	 * different ones (a merge reading marks that changed under it) stops
@@ -346,6 +392,7 @@ mih_run_writer_finish(MihRunWriter *w, int64 *nentries)
 		*nentries = w->hdr.nentries;
 	pfree(w->keys);
 	pfree(w->blocks);
+	pfree(w->leaf);
 	pfree(w);
 	return blk;
 }
@@ -353,9 +400,9 @@ mih_run_writer_finish(MihRunWriter *w, int64 *nentries)
 /* Write a run from an array of live entries (sorted here, once per table). */
 BlockNumber
 mih_write_run_from_array(Relation index, int nblocks, const uint64 *masks,
-						 MihEntry *entries, int64 n, uint64 serial, bool wal)
+						 MihEntry *entries, int64 n, uint64 serial, bool wal, bool compact)
 {
-	MihRunWriter *w = mih_run_writer_begin(index, nblocks, masks, serial, wal);
+	MihRunWriter *w = mih_run_writer_begin(index, nblocks, masks, serial, wal, compact);
 
 	for (int j = 0; j < nblocks; j++)
 	{
@@ -372,14 +419,15 @@ mih_write_run_from_array(Relation index, int nblocks, const uint64 *masks,
 /* ---- reading leaves in order ---- */
 
 void
-mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf)
+mih_leaf_iter_begin(MihLeafIter *it, Relation index, BlockNumber first_leaf, uint64 mask)
 {
 	it->index = index;
+	it->mask = mask;
 	it->strategy = NULL;
 	it->next = first_leaf;
 	it->pos = 0;
 	it->nitems = 0;
-	it->entries = palloc(MIH_ENTRIES_PER_PAGE * sizeof(MihEntry));
+	it->entries = palloc(MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
 }
 
 /*
@@ -394,6 +442,8 @@ mih_leaf_iter_next(MihLeafIter *it)
 	{
 		Buffer		buf;
 		Page		page;
+		BlockNumber blk = it->next;
+		const MihEntry *entries;
 
 		if (it->next == InvalidBlockNumber)
 			return NULL;
@@ -408,8 +458,9 @@ mih_leaf_iter_next(MihLeafIter *it)
 					 errmsg("simhash index \"%s\": block %u is not a leaf page",
 							RelationGetRelationName(it->index), it->next)));
 		it->next = MihPageGetOpaque(page)->next;
-		it->nitems = MihPageGetNItems(page, sizeof(MihEntry));
-		memcpy(it->entries, MihPageGetEntries(page), it->nitems * sizeof(MihEntry));
+		entries = mih_leaf_entries(it->index, blk, page, it->mask, it->entries, &it->nitems);
+		if (entries != it->entries)
+			memcpy(it->entries, entries, it->nitems * sizeof(MihEntry));
 		it->pos = 0;
 		UnlockReleaseBuffer(buf);
 	}
@@ -466,7 +517,7 @@ dead_key(DeadKey *key, const MihEntry *e)
  * same entries.
  */
 static HTAB *
-collect_dead(Relation index, const MihRunHeader *hdr, uint32 tables)
+collect_dead(Relation index, const MihRunHeader *hdr, uint32 tables, const uint64 *masks)
 {
 	HASHCTL		ctl;
 	HTAB	   *dead;
@@ -484,7 +535,7 @@ collect_dead(Relation index, const MihRunHeader *hdr, uint32 tables)
 
 		if (!(tables & (1 << j)))
 			continue;
-		mih_leaf_iter_begin(&it, index, hdr->first_leaf[j]);
+		mih_leaf_iter_begin(&it, index, hdr->first_leaf[j], masks[j]);
 		while ((e = mih_leaf_iter_next(&it)) != NULL)
 		{
 			if (mih_entry_dead(e))
@@ -578,7 +629,7 @@ BlockNumber
 mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			   const BlockNumber *runs, const uint32 *run_tables, int nruns,
 			   MihEntry *extra, int64 nextra, uint32 tables, uint64 serial, bool wal,
-			   int64 *nentries, BufferAccessStrategy vacuum_strategy)
+			   bool compact, int64 *nentries, BufferAccessStrategy vacuum_strategy)
 {
 	MihRunWriter *w = NULL;
 	MihRunHeader *hdrs = palloc(Max(nruns, 1) * sizeof(MihRunHeader));
@@ -594,7 +645,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 		mih_read_run_header(index, runs[r], MIH_ANY_SERIAL, &hdrs[r]);
 		if (hdrs[r].flags & MIH_RUN_VACUUMING)
 		{
-			sources[r].dead = collect_dead(index, &hdrs[r], run_tables[r]);
+			sources[r].dead = collect_dead(index, &hdrs[r], run_tables[r], masks);
 			flagged = true;
 		}
 	}
@@ -619,7 +670,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 				src->array = NULL;
 				if (!(run_tables[s] & (1 << j)))
 					continue;	/* its entries come from runs serving j */
-				mih_leaf_iter_begin(&src->it, index, hdrs[s].first_leaf[j]);
+				mih_leaf_iter_begin(&src->it, index, hdrs[s].first_leaf[j], masks[j]);
 				src->it.strategy = vacuum_strategy;
 			}
 			else
@@ -640,7 +691,7 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			MergeSource *src = &sources[s];
 
 			if (w == NULL)
-				w = mih_run_writer_begin(index, nblocks, masks, serial, wal);
+				w = mih_run_writer_begin(index, nblocks, masks, serial, wal, compact);
 			if (written == 0)
 				mih_run_writer_table(w, j);
 			mih_run_writer_add(w, mih_entry_fp(&src->cur), &src->cur.tid);

@@ -74,6 +74,9 @@ typedef struct MihScanOpaqueData
 	/* probe values per table, ascending */
 	uint64	   *probes[MIH_MAX_BLOCKS];
 	int			nprobes[MIH_MAX_BLOCKS];
+	/* q's bits outside each table's block, as compact leaves keep them */
+	uint64		qrem[MIH_MAX_BLOCKS];
+	MihEntry   *scratch;		/* a compact leaf decoded (full scans) */
 
 	/* position */
 	MihScanPhase phase;
@@ -97,7 +100,7 @@ typedef struct MihScanOpaqueData
 	/* matches of the current page */
 	Buffer		curbuf;			/* pinned while its matches are returned
 								 * (non-MVCC snapshots only) */
-	ItemPointerData items[MIH_ENTRIES_PER_PAGE];
+	ItemPointerData items[MIH_LEAF_MAX_ENTRIES];
 	int			nitems;
 	int			curitem;
 
@@ -313,6 +316,9 @@ start_scan(Relation index, MihScanOpaque so)
 				so->nprobes[j] = 0;	/* not probed: another table reports its matches */
 		}
 	}
+	for (int j = 0; j < so->nblocks; j++)
+		so->qrem[j] = mih_bits_gather(mih_bitmap(so->masks[j]), so->q);
+	so->scratch = NULL;
 	MemoryContextSwitchTo(old);
 	so->memo = !so->fullscan && so->nballs == 1;
 	so->pend_lookup = false;
@@ -514,6 +520,30 @@ scan_visit(void *arg, const MihEntry *e)
 }
 
 /*
+ * A compact leaf's group whose value a probe matched: the entries whose
+ * remainder is near enough to q's for the probed ball are decoded and
+ * visited; the rest are not.
+ */
+static void
+scan_visit_group(void *arg, const MihCLeaf *c, int g)
+{
+	MihScanOpaque so = (MihScanOpaque) arg;
+	uint64		key = mih_cleaf_key(c, g);
+	uint64		qrem = so->qrem[so->table];
+	int			limit = so->r - sh_popcount64((key ^ so->q) & so->masks[so->table]);
+	int			end = mih_cleaf_start(c, g + 1);
+
+	for (int i = mih_cleaf_start(c, g); i < end; i++)
+		if (sh_popcount64(mih_cleaf_rem(c, i) ^ qrem) <= limit)
+		{
+			MihEntry	e;
+
+			mih_cleaf_decode(c, i, key, &e);
+			scan_visit(so, &e);
+		}
+}
+
+/*
  * Visit the current probe's entries that the run's position index placed
  * at so->pos_off of this leaf, on to the next leaf if they go on there.
  * Every one must have the probed value.
@@ -559,17 +589,44 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 	Buffer		buf = so->sum ? mih_cache_read_leaf(index, so->sum, j, so->leaf_slot, so->leaf) :
 		ReadBuffer(index, so->leaf);
 	Page		page;
-	MihEntry   *entries;
+	const MihEntry *entries;
 	int			n;
 	uint64		mask = so->masks[j];
 	BlockNumber next;
+	MihCLeaf	c;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	mih_check_page(index, page, so->leaf, MIH_PAGE_LEAF, (uint32) so->hdr.serial, j);
-	entries = MihPageGetEntries(page);
-	n = MihPageGetNItems(page, sizeof(MihEntry));
 	next = MihPageGetOpaque(page)->next;
+
+	if (mih_leaf_is_compact(page) && !so->fullscan)
+	{
+		/* a run's position index places values in plain leaves only */
+		if (so->pos_left > 0)
+			mih_position_mismatch(index, so->leaf, so->pos_off);
+		mih_cleaf_open(index, so->leaf, page, mask, &c);
+		switch (mih_probe_cleaf(&c, so->tprobes, so->ntprobes, &so->probe,
+								scan_visit_group, so))
+		{
+			case MIH_LEAF_END:
+				so->leaf = next;
+				so->leaf_slot++;
+				if (next == InvalidBlockNumber)
+					so->probe = so->ntprobes;
+				break;
+			case MIH_LEAF_DESCEND:
+				so->leaf = InvalidBlockNumber;
+				break;
+			case MIH_PROBES_END:
+				break;
+		}
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		return buf;
+	}
+	if (mih_leaf_is_compact(page) && so->scratch == NULL)
+		so->scratch = MemoryContextAlloc(so->cxt, MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
+	entries = mih_leaf_entries(index, so->leaf, page, mask, so->scratch, &n);
 
 	if (so->fullscan)
 	{

@@ -32,16 +32,17 @@
  */
 static bool
 vacuum_page(Relation index, BlockNumber blk, uint16 type, uint32 serial, int table,
-			bool gone_ok, IndexBulkDeleteCallback callback, void *callback_state,
+			uint64 mask, bool gone_ok, IndexBulkDeleteCallback callback, void *callback_state,
 			int64 *live, int64 *removed, BlockNumber *next, uint32 *next_serial,
 			BufferAccessStrategy strategy)
 {
 	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
 	Page		page;
-	MihEntry   *entries;
+	const MihEntry *entries;
+	MihEntry	scratch[MIH_LEAF_MAX_ENTRIES];
 	int			n;
 	int			ndead = 0;
-	OffsetNumber dead[MIH_ENTRIES_PER_PAGE];
+	uint16		dead[MIH_LEAF_MAX_ENTRIES];
 
 	LockBufferForCleanup(buf);
 	page = BufferGetPage(buf);
@@ -51,8 +52,13 @@ vacuum_page(Relation index, BlockNumber blk, uint16 type, uint32 serial, int tab
 		return false;
 	}
 	mih_check_page(index, page, blk, type, serial, table);
-	entries = MihPageGetEntries(page);
-	n = MihPageGetNItems(page, sizeof(MihEntry));
+	if (type == MIH_PAGE_LEAF)
+		entries = mih_leaf_entries(index, blk, page, mask, scratch, &n);
+	else
+	{
+		entries = MihPageGetEntries(page);
+		n = MihPageGetNItems(page, sizeof(MihEntry));
+	}
 	for (int i = 0; i < n; i++)
 	{
 		ItemPointerData tid;
@@ -69,10 +75,14 @@ vacuum_page(Relation index, BlockNumber blk, uint16 type, uint32 serial, int tab
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 		Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
-		MihEntry   *wentries = MihPageGetEntries(wpage);
 
 		for (int i = 0; i < ndead; i++)
-			mih_entry_set_dead(&wentries[dead[i]]);
+		{
+			if (type == MIH_PAGE_LEAF)
+				mih_leaf_set_dead(wpage, dead[i]);
+			else
+				mih_entry_set_dead(&MihPageGetEntries(wpage)[dead[i]]);
+		}
 		GenericXLogFinish(state);
 		*removed += ndead;
 	}
@@ -205,7 +215,8 @@ run_listed(Relation index, const VacRun *run)
  * run list no longer names it (else that is corruption, reported).
  */
 static int64
-vacuum_table(Relation index, VacRun *run, int j, bool gone_ok, IndexBulkDeleteCallback cb,
+vacuum_table(Relation index, VacRun *run, int j, uint64 mask, bool gone_ok,
+			 IndexBulkDeleteCallback cb,
 			 void *cbstate, int64 *live, BufferAccessStrategy strategy)
 {
 	int64		removed = 0;
@@ -213,11 +224,11 @@ vacuum_table(Relation index, VacRun *run, int j, bool gone_ok, IndexBulkDeleteCa
 
 	for (BlockNumber blk = run->hdr.first_leaf[j]; blk != InvalidBlockNumber;)
 	{
-		if (!vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, gone_ok, cb, cbstate,
+		if (!vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, mask, gone_ok, cb, cbstate,
 						 live, &removed, &blk, &ignored, strategy))
 		{
 			if (run_listed(index, run))
-				vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, false, cb, cbstate,
+				vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, mask, false, cb, cbstate,
 							live, &removed, &blk, &ignored, strategy);	/* reports it */
 			run->gone = true;
 			elog(DEBUG1, "simhash bulk delete: a run was replaced and its pages freed meanwhile (block %u, serial %u); the run that replaced it is visited at the end",
@@ -237,7 +248,7 @@ vacuum_table(Relation index, VacRun *run, int j, bool gone_ok, IndexBulkDeleteCa
  * (its tables may disagree) or the set outgrew its budget.
  */
 static int64
-vacuum_runs(Relation index, int nblocks, VacRun *runs, int nruns, bool gone_ok,
+vacuum_runs(Relation index, int nblocks, const uint64 *masks, VacRun *runs, int nruns, bool gone_ok,
 			IndexBulkDeleteCallback callback, void *callback_state,
 			BufferAccessStrategy strategy)
 {
@@ -266,7 +277,7 @@ vacuum_runs(Relation index, int nblocks, VacRun *runs, int nruns, bool gone_ok,
 	for (int r = 0; r < nruns; r++)
 		if (runs[r].tables & 1)
 		{
-			runs[r].newly_dead = vacuum_table(index, &runs[r], 0, gone_ok, record_dead, &dead,
+			runs[r].newly_dead = vacuum_table(index, &runs[r], 0, masks[0], gone_ok, record_dead, &dead,
 											  &runs[r].live, strategy);
 			removed += runs[r].newly_dead;
 		}
@@ -284,7 +295,7 @@ vacuum_runs(Relation index, int nblocks, VacRun *runs, int nruns, bool gone_ok,
 			/* a run without table 0 (folded) asks in its first table, and counts there */
 			if ((run->tables & ((1 << j) - 1)) == 0)
 			{
-				run->newly_dead = vacuum_table(index, run, j, gone_ok, record_dead, &dead,
+				run->newly_dead = vacuum_table(index, run, j, masks[j], gone_ok, record_dead, &dead,
 											   &run->live, strategy);
 				removed += run->newly_dead;
 				continue;
@@ -293,10 +304,10 @@ vacuum_runs(Relation index, int nblocks, VacRun *runs, int nruns, bool gone_ok,
 				break;			/* nothing died: the tables agree */
 			/* a flagged run, or a set that outgrew its budget: the callback */
 			if (run->was_flagged || dead.tids == NULL)
-				vacuum_table(index, run, j, gone_ok, callback, callback_state, &ignored,
+				vacuum_table(index, run, j, masks[j], gone_ok, callback, callback_state, &ignored,
 							 strategy);
 			else
-				vacuum_table(index, run, j, gone_ok, known_dead, &dead, &ignored, strategy);
+				vacuum_table(index, run, j, masks[j], gone_ok, known_dead, &dead, &ignored, strategy);
 		}
 	}
 	MemoryContextDelete(dead.cxt);
@@ -393,19 +404,19 @@ mih_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 
 	/* 2: their dead entries, while inserts flush and merge */
-	removed += vacuum_runs(index, meta.nblocks, old, nold, true, callback, callback_state,
+	removed += vacuum_runs(index, meta.nblocks, meta.masks, old, nold, true, callback, callback_state,
 						   info->strategy);
 
 	/* 3: what was written meanwhile, and the pending list */
 	LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 	read_meta(index, &meta);
 	nnew = flag_runs(index, &meta, old, nold, new);
-	removed += vacuum_runs(index, meta.nblocks, new, nnew, false, callback, callback_state,
+	removed += vacuum_runs(index, meta.nblocks, meta.masks, new, nnew, false, callback, callback_state,
 						   info->strategy);
 	serial = meta.pending_head_serial;
 	for (BlockNumber blk = meta.pending_head; blk != InvalidBlockNumber;)
 	{
-		vacuum_page(index, blk, MIH_PAGE_PENDING, serial, -1, false, callback,
+		vacuum_page(index, blk, MIH_PAGE_PENDING, serial, -1, 0, false, callback,
 					callback_state, &live, &removed, &blk, &serial, info->strategy);
 		sh_vacuum_delay_point();
 	}

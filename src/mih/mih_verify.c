@@ -190,9 +190,9 @@ verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask,
 			Buffer		lbuf = read_page(index, items[i].child, MIH_PAGE_LEAF);
 			Page		lpage = BufferGetPage(lbuf);
 
-			if (MihPageGetNItems(lpage, sizeof(MihEntry)) < 1)
+			if (mih_leaf_nitems(lpage) < 1)
 				corrupt(index, "Leaf block %u is empty.", items[i].child);
-			childfirst = mih_entry_fp(&MihPageGetEntries(lpage)[0]) & mask;
+			childfirst = mih_leaf_first_key(index, items[i].child, lpage, mask);
 			UnlockReleaseBuffer(lbuf);
 		}
 		if (childfirst != key)
@@ -214,22 +214,30 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 	int64		n = 0;
 	bool		have_prev = false;
 	SimHash		prevfp = 0;
+	MihEntry   *scratch = palloc(MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
 
 	*checksum = *live_checksum = 0;
 	for (BlockNumber blk = hdr->first_leaf[table]; blk != InvalidBlockNumber;)
 	{
 		Buffer		buf = read_page(index, blk, MIH_PAGE_LEAF);
 		Page		page = BufferGetPage(buf);
-		MihEntry   *entries = MihPageGetEntries(page);
-		int			cnt = MihPageGetNItems(page, sizeof(MihEntry));
+		const MihEntry *entries;
+		int			cnt;
+		uint16		format = MihPageGetOpaque(page)->level;
 
 		CHECK_FOR_INTERRUPTS();
+		if (format != MIH_LEAF_PLAIN && format != MIH_LEAF_COMPACT)
+			corrupt(index, "Leaf block %u has format %u.", blk, format);
+		if (format == MIH_LEAF_COMPACT && !(hdr->flags & MIH_RUN_COMPACT))
+			corrupt(index, "Leaf block %u is compact, in a run whose header says none is.", blk);
+		/* decoding a compact leaf checks its header and group directory */
+		entries = mih_leaf_entries(index, blk, page, mask, scratch, &cnt);
 		if (MihPageGetOpaque(page)->table != table ||
 			MihPageGetOpaque(page)->serial != (uint32) hdr->serial)
 			corrupt(index, "Leaf block %u belongs to table %u of run %u, reached from table %d of run %u.",
 					blk, MihPageGetOpaque(page)->table, MihPageGetOpaque(page)->serial,
 					table, (uint32) hdr->serial);
-		if (cnt < 1 || cnt > MIH_ENTRIES_PER_PAGE)
+		if (cnt < 1 || cnt > (format == MIH_LEAF_COMPACT ? MIH_LEAF_MAX_ENTRIES : MIH_ENTRIES_PER_PAGE))
 			corrupt(index, "Leaf block %u has %d entries.", blk, cnt);
 		for (int i = 0; i < cnt; i++)
 		{
@@ -259,6 +267,7 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 		blk = MihPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
+	pfree(scratch);
 	return n;
 }
 
