@@ -503,8 +503,12 @@ static inline int
 dir_slot(const MihRunSummary *s, int j, uint64 v)
 {
 	const uint64 *keys = s->dir_keys[j];
-	int			lo = 0;
+	int			lo = mih_cache_slot_of(s, j, v);
 	int			hi = s->ndir[j] - 1;
+
+	if (lo >= 0)
+		return lo;				/* a run with compact leaves: looked up */
+	lo = 0;
 
 	while (lo < hi)
 	{
@@ -630,7 +634,7 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 
 	if (keys == NULL)
 		return;
-	if (s->pos[j])
+	if (s->pos[j] && !(s->hdr.flags & MIH_RUN_COMPACT))
 	{
 		uint32		first,
 					count;
@@ -647,6 +651,13 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 	buf = s->dir_bufs[j][lo];
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
+	if (s->hdr.flags & MIH_RUN_COMPACT)
+	{
+		/* a compact leaf's header and group directory come first */
+		prefetch_leaf_at(buf, 0);
+		__builtin_prefetch((char *) BufferGetBlock(buf) + MAXALIGN(SizeOfPageHeaderData) + 64);
+		return;
+	}
 	prefetch_leaf_at(buf, MIH_ENTRIES_PER_PAGE - 1);
 	block = (char *) BufferGetBlock(buf);
 	if (lo + 1 < s->ndir[j] && keys[lo + 1] > keys[lo] && v > keys[lo])

@@ -114,6 +114,61 @@ count_leaf(void *arg, const MihEntry *entries, int n)
  * Build the position indexes of a large run's tables (see the file's
  * comment for when). masks are the index's block masks.
  */
+/*
+ * A run with compact leaves (mih_leaf.h): its leaves hold different numbers
+ * of entries, so a value's place is not an entry count. What replaces the
+ * search of the leaf directory is a table of the leaf each value's entries
+ * start in, first[value] = the directory slot, made from the directory
+ * alone without reading a leaf: the last leaf whose first key is below the
+ * value, else the first (as the search finds it). The leaf's own group
+ * directory then places the value.
+ */
+static void
+build_slots(MihRunSummary *s, uint32 tables, const uint64 *masks)
+{
+	if (s->spent < MIH_SLOTS_AFTER_PAGES)
+		return;
+	s->pos_tried = true;
+	for (int j = 0; j < s->hdr.ntables; j++)
+	{
+		int			bits = pg_popcount64(masks[j]);
+		MihPosIndex *pi;
+		Size		size;
+		uint32		nvals;
+		int			slot = 0;
+
+		if (!(tables & (1 << j)) || bits > MIH_POS_MAX_BITS || s->dir_keys[j] == NULL)
+			continue;
+		size = pos_index_size(bits);
+		if (!mih_cache_reserve(size))
+			break;
+		s->bytes += size;
+		pi = s->pos[j] = MemoryContextAllocZero(mih_cache_context(), size);
+		pi->bits = bits;
+		pos_init_pack(pi, masks[j]);
+		nvals = (uint32) 1 << bits;
+		/* packing keeps the order of values: one sweep of both */
+		for (uint32 p = 0; p <= nvals; p++)
+		{
+			while (slot + 1 < s->ndir[j] && pos_pack(pi, s->dir_keys[j][slot + 1]) < p)
+				slot++;
+			pi->first[p] = slot;
+		}
+	}
+}
+
+/*
+ * The directory slot of the leaf where table j's entries with value v start,
+ * in a run with compact leaves, or -1 when the run has no slot table for j.
+ */
+int
+mih_cache_slot_of(const MihRunSummary *s, int j, uint64 v)
+{
+	if (s->pos[j] == NULL || !(s->hdr.flags & MIH_RUN_COMPACT))
+		return -1;
+	return (int) s->pos[j]->first[pos_pack(s->pos[j], v)];
+}
+
 void
 mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 							 const uint64 *masks)
@@ -125,10 +180,14 @@ mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 	int64		leaves;
 	PosCount	pc;
 
-	/* positions are counted in plain leaves' entries (MIH_ENTRIES_PER_PAGE) */
-	if (s->pos_tried || s->hdr.nentries <= MIH_CACHE_FILTER_MAX ||
-		(s->hdr.flags & MIH_RUN_COMPACT))
+	if (s->pos_tried || s->hdr.nentries <= MIH_CACHE_FILTER_MAX)
 		return;
+	/* positions are counted in plain leaves' entries (MIH_ENTRIES_PER_PAGE) */
+	if (s->hdr.flags & MIH_RUN_COMPACT)
+	{
+		build_slots(s, tables, masks);
+		return;
+	}
 	leaves = (s->hdr.nentries + MIH_ENTRIES_PER_PAGE - 1) / MIH_ENTRIES_PER_PAGE;
 	if (s->spent < leaves + 1)
 		return;
@@ -200,7 +259,7 @@ mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first, uint3
 	const MihPosIndex *pi = s->pos[j];
 	uint32		p;
 
-	if (pi == NULL)
+	if (pi == NULL || (s->hdr.flags & MIH_RUN_COMPACT))
 		return false;
 	p = pos_pack(pi, v);
 	*first = pi->first[p];

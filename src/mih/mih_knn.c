@@ -537,7 +537,7 @@ probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hd
 	{
 		mih_cache_consider_filters(index, sum, tables, k->masks);
 		mih_cache_consider_positions(index, sum, tables, k->masks);
-		if (sum->pos[j])
+		if (sum->pos[j] && !(hdr->flags & MIH_RUN_COMPACT))
 		{
 			probe_positioned(k, sum, hdr, j, vals, nvals, &probe);
 			return;
