@@ -33,6 +33,7 @@
  */
 #include "mih.h"
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 typedef struct MihPosIndex
@@ -118,15 +119,23 @@ count_leaf(void *arg, const MihEntry *entries, int n)
  * A run with compact leaves (mih_leaf.h): its leaves hold different numbers
  * of entries, so a value's place is not an entry count. What replaces the
  * search of the leaf directory is a table of the leaf each value's entries
- * start in, first[value] = the directory slot, made from the directory
- * alone without reading a leaf: the last leaf whose first key is below the
- * value, else the first (as the search finds it). The leaf's own group
- * directory then places the value.
+ * start in, first[value] = its directory slot. The directory gives each
+ * leaf's first key; the last key, read from each leaf's group directory
+ * (one or two cache lines of the page, no entry), tells whether a value
+ * that starts a leaf also ends the one before: only then does it start
+ * there. A value no leaf starts with starts in the last leaf whose first
+ * key is below it (or the first leaf). One pass over the tables' leaves,
+ * once this backend's scans have read as many pages in the run.
  */
 static void
-build_slots(MihRunSummary *s, uint32 tables, const uint64 *masks)
+build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks)
 {
-	if (s->spent < MIH_SLOTS_AFTER_PAGES)
+	int64		leaves = 0;
+
+	for (int j = 0; j < s->hdr.ntables; j++)
+		if ((tables & (1 << j)) && s->dir_keys[j])
+			leaves += s->ndir[j];
+	if (s->spent < leaves + 1)
 		return;
 	s->pos_tried = true;
 	for (int j = 0; j < s->hdr.ntables; j++)
@@ -136,12 +145,28 @@ build_slots(MihRunSummary *s, uint32 tables, const uint64 *masks)
 		Size		size;
 		uint32		nvals;
 		int			slot = 0;
+		uint64	   *last;
 
 		if (!(tables & (1 << j)) || bits > MIH_POS_MAX_BITS || s->dir_keys[j] == NULL)
 			continue;
 		size = pos_index_size(bits);
 		if (!mih_cache_reserve(size))
 			break;
+		/* each leaf's last key */
+		last = palloc(s->ndir[j] * sizeof(uint64));
+		for (int i = 0; i < s->ndir[j]; i++)
+		{
+			BlockNumber blk = s->dir_leaves[j][i];
+			Buffer		buf = mih_cache_read_leaf(index, s, j, i, blk);
+			Page		page;
+
+			CHECK_FOR_INTERRUPTS();
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			mih_check_page(index, page, blk, MIH_PAGE_LEAF, s->serial, j);
+			last[i] = mih_leaf_last_key(index, blk, page, masks[j]);
+			UnlockReleaseBuffer(buf);
+		}
 		s->bytes += size;
 		pi = s->pos[j] = MemoryContextAllocZero(mih_cache_context(), size);
 		pi->bits = bits;
@@ -152,8 +177,13 @@ build_slots(MihRunSummary *s, uint32 tables, const uint64 *masks)
 		{
 			while (slot + 1 < s->ndir[j] && pos_pack(pi, s->dir_keys[j][slot + 1]) < p)
 				slot++;
-			pi->first[p] = slot;
+			if (slot + 1 < s->ndir[j] && pos_pack(pi, s->dir_keys[j][slot + 1]) == p &&
+				pos_pack(pi, last[slot]) != p)
+				pi->first[p] = slot + 1;
+			else
+				pi->first[p] = slot;
 		}
+		pfree(last);
 	}
 }
 
@@ -185,7 +215,7 @@ mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 	/* positions are counted in plain leaves' entries (MIH_ENTRIES_PER_PAGE) */
 	if (s->hdr.flags & MIH_RUN_COMPACT)
 	{
-		build_slots(s, tables, masks);
+		build_slots(index, s, tables, masks);
 		return;
 	}
 	leaves = (s->hdr.nentries + MIH_ENTRIES_PER_PAGE - 1) / MIH_ENTRIES_PER_PAGE;

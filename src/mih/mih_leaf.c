@@ -185,6 +185,24 @@ mih_leaf_first_key(Relation index, BlockNumber blk, Page page, uint64 mask)
 	return mih_cleaf_key(&c, 0);
 }
 
+/* The block value of a leaf's last entry. */
+uint64
+mih_leaf_last_key(Relation index, BlockNumber blk, Page page, uint64 mask)
+{
+	MihCLeaf	c;
+
+	if (!mih_leaf_is_compact(page))
+	{
+		int			n = MihPageGetNItems(page, sizeof(MihEntry));
+
+		if (n < 1)
+			cleaf_corrupt(index, blk, "no entries");
+		return mih_entry_fp(&MihPageGetEntries(page)[n - 1]) & mask;
+	}
+	mih_cleaf_open(index, blk, page, mask, &c);
+	return mih_cleaf_key(&c, c.ngroups - 1);
+}
+
 /*
  * Mark entry i dead in place (VACUUM, on the page GenericXLog hands out):
  * the dead bit is the lowest bit of a compact entry's TID field.

@@ -214,6 +214,7 @@ extern int	mih_leaf_nitems(Page page);
 extern const MihEntry *mih_leaf_entries(Relation index, BlockNumber blk, Page page,
 										uint64 mask, MihEntry *scratch, int *n);
 extern uint64 mih_leaf_first_key(Relation index, BlockNumber blk, Page page, uint64 mask);
+extern uint64 mih_leaf_last_key(Relation index, BlockNumber blk, Page page, uint64 mask);
 extern void mih_leaf_set_dead(Page page, int i);
 
 /* building a leaf: which format holds more, and writing it (mih_run.c) */
