@@ -817,8 +817,8 @@ extern void mih_cache_consider_positions(Relation index, MihRunSummary *s, uint3
 										 const uint64 *masks);
 extern bool mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first,
 							   uint32 *count);
-/* runs with compact leaves: the leaf each value starts in */
-extern int	mih_cache_slot_of(const MihRunSummary *s, int j, uint64 v);
+/* runs with compact leaves: the leaf and place each value starts at */
+extern bool mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset);
 SH_NORETURN_BEGIN extern void mih_position_mismatch(Relation index, BlockNumber leaf, int off) SH_NORETURN_END;
 extern void mih_cache_free_positions(MihRunSummary *s);
 

@@ -503,11 +503,13 @@ static inline int
 dir_slot(const MihRunSummary *s, int j, uint64 v)
 {
 	const uint64 *keys = s->dir_keys[j];
-	int			lo = mih_cache_slot_of(s, j, v);
+	int			lo = 0;
 	int			hi = s->ndir[j] - 1;
+	int			off;
 
-	if (lo >= 0)
-		return lo;				/* a run with compact leaves: looked up */
+	/* a run with compact leaves: looked up, unless the run lacks v */
+	if (mih_cache_place(s, j, v, &lo, &off) && lo >= 0)
+		return lo;
 	lo = 0;
 
 	while (lo < hi)
@@ -653,9 +655,14 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 		return;
 	if (s->hdr.flags & MIH_RUN_COMPACT)
 	{
-		/* a compact leaf's header and group directory come first */
+		int			slot,
+					off = -1;
+
+		/* the leaf's header and group directory, and v's first entry */
 		prefetch_leaf_at(buf, 0);
 		__builtin_prefetch((char *) BufferGetBlock(buf) + MAXALIGN(SizeOfPageHeaderData) + 64);
+		if (mih_cache_place(s, j, v, &slot, &off) && slot >= 0 && off < BLCKSZ - 8)
+			__builtin_prefetch((char *) BufferGetBlock(buf) + off);
 		return;
 	}
 	prefetch_leaf_at(buf, MIH_ENTRIES_PER_PAGE - 1);

@@ -117,16 +117,69 @@ count_leaf(void *arg, const MihEntry *entries, int n)
  */
 /*
  * A run with compact leaves (mih_leaf.h): its leaves hold different numbers
- * of entries, so a value's place is not an entry count. What replaces the
- * search of the leaf directory is a table of the leaf each value's entries
- * start in, first[value] = its directory slot. The directory gives each
- * leaf's first key; the last key, read from each leaf's group directory
- * (one or two cache lines of the page, no entry), tells whether a value
- * that starts a leaf also ends the one before: only then does it start
- * there. A value no leaf starts with starts in the last leaf whose first
- * key is below it (or the first leaf). One pass over the tables' leaves,
- * once this backend's scans have read as many pages in the run.
+ * of entries, so a value's place is not an entry count. Instead the table
+ * holds, for each value, the directory slot of the leaf its entries start
+ * in (first[], MIH_SLOT_ABSENT for a value the run lacks) and where in that
+ * page the first of them lies (place[], a byte offset). One pass over the
+ * group directories of the tables' leaves (a line or two of each page; the
+ * few plain leaves such a run has are read whole) makes it, once this
+ * backend's scans have read as many pages in the run.
  */
+#define MIH_SLOT_ABSENT		PG_UINT32_MAX
+
+static inline uint16 *
+slot_places(MihPosIndex *pi)
+{
+	return (uint16 *) &pi->first[((uint32) 1 << pi->bits) + 1];
+}
+
+static Size
+slot_index_size(int bits)
+{
+	return pos_index_size(bits) + (((Size) 1 << bits) + 1) * sizeof(uint16);
+}
+
+/* Note where each value first appears in leaf slot of table j. */
+static void
+slot_leaf(Relation index, MihPosIndex *pi, int slot, BlockNumber blk, Page page, uint64 mask)
+{
+	uint16	   *place = slot_places(pi);
+
+	if (mih_leaf_is_compact(page))
+	{
+		MihCLeaf	c;
+
+		mih_cleaf_open(index, blk, page, mask, &c);
+		for (int g = 0; g < c.ngroups; g++)
+		{
+			uint32		p = pos_pack(pi, mih_cleaf_key(&c, g));
+
+			if (pi->first[p] == MIH_SLOT_ABSENT)
+			{
+				pi->first[p] = slot;
+				place[p] = (uint16) ((c.entries - (const char *) page) +
+									 mih_cleaf_start(&c, g) * c.width);
+			}
+		}
+	}
+	else
+	{
+		const MihEntry *e = MihPageGetEntries(page);
+		int			n = MihPageGetNItems(page, sizeof(MihEntry));
+
+		for (int i = 0; i < n; i++)
+		{
+			uint32		p = pos_pack(pi, mih_entry_fp(&e[i]) & mask);
+
+			if (pi->first[p] == MIH_SLOT_ABSENT)
+			{
+				pi->first[p] = slot;
+				place[p] = (uint16) ((const char *) &e[i] - (const char *) page);
+			}
+		}
+	}
+}
+
 static void
 build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks)
 {
@@ -143,17 +196,17 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 		int			bits = pg_popcount64(masks[j]);
 		MihPosIndex *pi;
 		Size		size;
-		uint32		nvals;
-		int			slot = 0;
-		uint64	   *last;
 
 		if (!(tables & (1 << j)) || bits > MIH_POS_MAX_BITS || s->dir_keys[j] == NULL)
 			continue;
-		size = pos_index_size(bits);
+		size = slot_index_size(bits);
 		if (!mih_cache_reserve(size))
 			break;
-		/* each leaf's last key */
-		last = palloc(s->ndir[j] * sizeof(uint64));
+		s->bytes += size;
+		pi = s->pos[j] = MemoryContextAlloc(mih_cache_context(), size);
+		pi->bits = bits;
+		pos_init_pack(pi, masks[j]);
+		memset(pi->first, 0xFF, (((Size) 1 << bits) + 1) * sizeof(uint32));
 		for (int i = 0; i < s->ndir[j]; i++)
 		{
 			BlockNumber blk = s->dir_leaves[j][i];
@@ -164,39 +217,35 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			mih_check_page(index, page, blk, MIH_PAGE_LEAF, s->serial, j);
-			last[i] = mih_leaf_last_key(index, blk, page, masks[j]);
+			slot_leaf(index, pi, i, blk, page, masks[j]);
 			UnlockReleaseBuffer(buf);
 		}
-		s->bytes += size;
-		pi = s->pos[j] = MemoryContextAllocZero(mih_cache_context(), size);
-		pi->bits = bits;
-		pos_init_pack(pi, masks[j]);
-		nvals = (uint32) 1 << bits;
-		/* packing keeps the order of values: one sweep of both */
-		for (uint32 p = 0; p <= nvals; p++)
-		{
-			while (slot + 1 < s->ndir[j] && pos_pack(pi, s->dir_keys[j][slot + 1]) < p)
-				slot++;
-			if (slot + 1 < s->ndir[j] && pos_pack(pi, s->dir_keys[j][slot + 1]) == p &&
-				pos_pack(pi, last[slot]) != p)
-				pi->first[p] = slot + 1;
-			else
-				pi->first[p] = slot;
-		}
-		pfree(last);
 	}
 }
 
 /*
- * The directory slot of the leaf where table j's entries with value v start,
- * in a run with compact leaves, or -1 when the run has no slot table for j.
+ * In a run with compact leaves: whether this backend has a table of where
+ * table j's values start, and if so, for v, the directory slot of its first
+ * leaf and the byte offset of its first entry in that page (*slot = -1: the
+ * run has no entry with that value).
  */
-int
-mih_cache_slot_of(const MihRunSummary *s, int j, uint64 v)
+bool
+mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset)
 {
-	if (s->pos[j] == NULL || !(s->hdr.flags & MIH_RUN_COMPACT))
-		return -1;
-	return (int) s->pos[j]->first[pos_pack(s->pos[j], v)];
+	MihPosIndex *pi = s->pos[j];
+	uint32		p;
+
+	if (pi == NULL || !(s->hdr.flags & MIH_RUN_COMPACT))
+		return false;
+	p = pos_pack(pi, v);
+	if (pi->first[p] == MIH_SLOT_ABSENT)
+		*slot = -1;
+	else
+	{
+		*slot = (int) pi->first[p];
+		*offset = slot_places(pi)[p];
+	}
+	return true;
 }
 
 void

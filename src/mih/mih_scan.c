@@ -88,6 +88,9 @@ typedef struct MihScanOpaqueData
 	/* the probe's entries from the run's position index (mih_cache_pos.c) */
 	uint32		pos_left;		/* still to visit; 0: search the leaf */
 	int			pos_off;		/* where they start in so->leaf */
+	/* in a run with compact leaves: where the probe's entries start (a byte
+	 * offset in so->leaf), or 0: search the leaf */
+	int			cplace;
 	MihRunHeader hdr;			/* of the current run */
 	MihRunSummary *sum;			/* what the backend knows of it (pinned), or
 								 * NULL (mih_cache.c) */
@@ -544,6 +547,53 @@ scan_visit_group(void *arg, const MihCLeaf *c, int g)
 }
 
 /*
+ * Visit the group of a compact leaf where the run's table of places
+ * (mih_cache_place) says the current probe's entries start: the group must
+ * start at that place and hold the probed value. On to the next leaf when
+ * the directory says the value goes on there; else the probe is done.
+ */
+static void
+visit_placed(Relation index, MihScanOpaque so, const MihCLeaf *c, const char *page,
+			 BlockNumber next)
+{
+	uint64		v = so->tprobes[so->probe];
+	int			rel = so->cplace - (int) (c->entries - page);
+	int			i0 = rel / c->width;
+	int			lo = 0,
+				hi = c->ngroups - 1;
+
+	so->cplace = 0;
+	if (rel < 0 || rel % c->width != 0 || i0 >= c->n)
+		mih_position_mismatch(index, so->leaf, i0);
+	/* the group starting at entry i0 */
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (mih_cleaf_start(c, mid) <= i0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	if (mih_cleaf_start(c, lo) != i0 || mih_cleaf_key(c, lo) != v)
+		mih_position_mismatch(index, so->leaf, i0);
+	scan_visit_group(so, c, lo);
+	if (lo == c->ngroups - 1 && next != InvalidBlockNumber &&
+		so->leaf_slot + 1 < so->sum->ndir[so->table] &&
+		so->sum->dir_keys[so->table][so->leaf_slot + 1] == v)
+	{
+		/* the value goes on in the next leaf, whose search visits the rest */
+		so->leaf = next;
+		so->leaf_slot++;
+	}
+	else
+	{
+		so->probe++;
+		so->leaf = InvalidBlockNumber;
+	}
+}
+
+/*
  * Visit the current probe's entries that the run's position index placed
  * at so->pos_off of this leaf, on to the next leaf if they go on there.
  * Every one must have the probed value.
@@ -606,6 +656,12 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		if (so->pos_left > 0)
 			mih_position_mismatch(index, so->leaf, so->pos_off);
 		mih_cleaf_open(index, so->leaf, page, mask, &c);
+		if (so->cplace > 0)
+		{
+			visit_placed(index, so, &c, (const char *) page, next);
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			return buf;
+		}
 		switch (mih_probe_cleaf(&c, so->tprobes, so->ntprobes, &so->probe,
 								scan_visit_group, so))
 		{
@@ -624,6 +680,7 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		return buf;
 	}
+	so->cplace = 0;				/* a plain leaf of a compact run: searched */
 	if (mih_leaf_is_compact(page) && so->scratch == NULL)
 		so->scratch = MemoryContextAlloc(so->cxt, MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
 	entries = mih_leaf_entries(index, so->leaf, page, mask, so->scratch, &n);
@@ -798,8 +855,25 @@ next_page(IndexScanDesc scan)
 				{
 					uint32		first,
 								count;
+					int			slot,
+								place;
 
 					so->pos_left = 0;
+					so->cplace = 0;
+					if (mih_cache_place(so->sum, so->table, so->tprobes[so->probe], &slot,
+										&place))
+					{
+						so->sum->spent++;
+						if (slot < 0)
+						{
+							/* no entry of this run has the value: nothing to read */
+							so->probe++;
+							continue;
+						}
+						so->leaf_slot = slot;
+						so->leaf = so->sum->dir_leaves[so->table][slot];
+						so->cplace = place;
+					}
 					if (mih_cache_position(so->sum, so->table, so->tprobes[so->probe],
 										   &first, &count))
 					{
