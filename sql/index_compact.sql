@@ -13,16 +13,17 @@ CREATE EXTENSION IF NOT EXISTS simhash;
 RESET client_min_messages;
 \set VERBOSITY default
 
--- 30,000 rows whose top 24 bits are zero, so each 16-bit block has 10 random
--- bits (about 29 rows a block value), 300 copies of one fingerprint whose
--- entries span leaves, and 300 NULL fingerprints
+-- 36,000 rows (more than 32,768: a backend places each value's entries
+-- rather than filtering probes) whose top 24 bits are zero, so each 16-bit
+-- block has 10 random bits (about 35 rows a block value), 360 copies of one
+-- fingerprint whose entries span leaves, and 360 NULL fingerprints
 CREATE TABLE sh_cl (id int, fp simhash) WITH (autovacuum_enabled = false);
 CREATE FUNCTION sh_cl_fp(g int) RETURNS simhash LANGUAGE sql IMMUTABLE AS $fn$
     SELECT CASE WHEN g % 100 = 7 THEN '000000123456789a'::simhash
                 WHEN g % 100 = 8 THEN NULL
                 ELSE ('x' || left(md5('c' || g), 16))::bit(64)::simhash & '000000ffffffffff' END
 $fn$;
-INSERT INTO sh_cl SELECT g, sh_cl_fp(g) FROM generate_series(1, 30000) g;
+INSERT INTO sh_cl SELECT g, sh_cl_fp(g) FROM generate_series(1, 36000) g;
 CREATE INDEX sh_cl_idx ON sh_cl USING simhash (fp) WITH (pending_limit = 256);
 SELECT version, runs, run_entries FROM simhash_index_info('sh_cl_idx');
 -- leaves by format (level 1: compact), and how many entries the fullest holds
@@ -97,7 +98,7 @@ SELECT * FROM sh_cl_knn_check();
 SET enable_seqscan = off;
 SET enable_sort = off;
 SELECT count(*) AS all_rows, count(*) FILTER (WHERE d IS NULL) AS nulls,
-       bool_and(d IS NULL) FILTER (WHERE n > 29700) AS nulls_last
+       bool_and(d IS NULL) FILTER (WHERE n > 35640) AS nulls_last
 FROM (SELECT fp <-> '0000000000000000' AS d, row_number() OVER () AS n
       FROM (SELECT fp FROM sh_cl ORDER BY fp <-> '0000000000000000') o) x;
 RESET enable_seqscan;
@@ -112,7 +113,7 @@ SELECT * FROM sh_cl_knn_check();
 SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_cl_idx');
 
 -- more rows: pending pages, merged with the compact run into new ones
-INSERT INTO sh_cl SELECT g, sh_cl_fp(g) FROM generate_series(30001, 36000) g;
+INSERT INTO sh_cl SELECT g, sh_cl_fp(g) FROM generate_series(36001, 42000) g;
 SELECT runs > 1 AS several_runs, pending_entries < 256 AS pending_merged FROM simhash_index_info('sh_cl_idx');
 SELECT * FROM sh_cl_check();
 SELECT * FROM sh_cl_knn_check();
@@ -128,7 +129,7 @@ SET simhash.test_fault = old_metapage;
 CREATE INDEX sh_cl_v1 ON sh_cl USING simhash (fp) WITH (pending_limit = 256);
 RESET simhash.test_fault;
 SELECT version FROM simhash_index_info('sh_cl_v1');
-INSERT INTO sh_cl SELECT g, sh_cl_fp(g) FROM generate_series(36001, 38000) g;
+INSERT INTO sh_cl SELECT g, sh_cl_fp(g) FROM generate_series(42001, 44000) g;
 SELECT i.indexrelid::regclass AS index, p.level, count(*) AS leaves
 FROM pg_index i, simhash_index_pages(i.indexrelid::regclass) p
 WHERE i.indrelid = 'sh_cl'::regclass AND p.type = 'leaf' GROUP BY 1, 2 ORDER BY 1, 2;
@@ -147,7 +148,9 @@ SELECT * FROM sh_cl_check();
 SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_cl_v1');
 
 -- 8 blocks: 8-bit tables, 256 values, a value's entries fill several leaves
+-- (36,000 live rows: their places are tabled too)
 DROP INDEX sh_cl_v1;
+INSERT INTO sh_cl SELECT g, sh_cl_fp(g) FROM generate_series(44001, 50000) g;
 CREATE INDEX sh_cl_b8 ON sh_cl USING simhash (fp) WITH (blocks = 8);
 SELECT count(*) FILTER (WHERE level = 1) AS compact_leaves, count(*) FILTER (WHERE level = 0) AS plain_leaves
 FROM simhash_index_pages('sh_cl_b8') WHERE type = 'leaf';
