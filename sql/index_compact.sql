@@ -38,20 +38,22 @@ INSERT INTO sh_cl_q SELECT id, fp # ((1::int8 << (id % 64)) | ((id % 3)::int8 <<
 INSERT INTO sh_cl_q VALUES (-1, '000000123456789a'), (-2, '000000123456789b'),
     (-3, 'ffffff0000000000'), (-4, '0000001234567000');
 
+-- plans through the index, or sequential scans and sorts (for this transaction)
+CREATE FUNCTION sh_cl_plan(idx bool) RETURNS void LANGUAGE sql AS $fn$
+    SELECT set_config('enable_seqscan', (NOT idx)::text, true),
+           set_config('enable_indexscan', idx::text, true),
+           set_config('enable_bitmapscan', 'off', true),
+           set_config('enable_sort', (NOT idx)::text, true)
+$fn$;
 CREATE FUNCTION sh_cl_pairs(radii int[], idx bool) RETURNS TABLE (qid int, r int, id int)
 LANGUAGE plpgsql AS $fn$
 BEGIN
-    PERFORM set_config('enable_seqscan', (NOT idx)::text, true);
-    PERFORM set_config('enable_indexscan', idx::text, true);
-    PERFORM set_config('enable_bitmapscan', 'off', true);
+    PERFORM sh_cl_plan(idx);
     RETURN QUERY SELECT q.qid, rr.r, t.id FROM sh_cl_q q, unnest(radii) rr(r),
         LATERAL (SELECT s.id FROM sh_cl s WHERE s.fp <~> q.fp <= rr.r) t
     -- radius 40 from a point 24 bits from every row: more probes than a
     -- search makes, so table 0 is read whole
     UNION ALL SELECT -3, 40, s.id FROM sh_cl s WHERE s.fp <~> 'ffffff0000000000' <= 40;
-    PERFORM set_config('enable_seqscan', 'on', true);
-    PERFORM set_config('enable_indexscan', 'on', true);
-    PERFORM set_config('enable_bitmapscan', 'on', true);
 END
 $fn$;
 CREATE FUNCTION sh_cl_check(OUT pairs bigint, OUT extra bigint, OUT missing bigint)
@@ -70,16 +72,9 @@ $fn$;
 CREATE FUNCTION sh_cl_knn(idx bool, k int) RETURNS TABLE (qid int, d int[])
 LANGUAGE plpgsql AS $fn$
 BEGIN
-    PERFORM set_config('enable_seqscan', (NOT idx)::text, true);
-    PERFORM set_config('enable_indexscan', idx::text, true);
-    PERFORM set_config('enable_bitmapscan', 'off', true);
-    PERFORM set_config('enable_sort', (NOT idx)::text, true);
+    PERFORM sh_cl_plan(idx);
     RETURN QUERY EXECUTE format('SELECT q.qid, (SELECT array_agg(coalesce(x.d, -1)) FROM (SELECT s.fp <-> q.fp AS d
         FROM sh_cl s ORDER BY s.fp <-> q.fp LIMIT %s) x) FROM sh_cl_q q', k);
-    PERFORM set_config('enable_seqscan', 'on', true);
-    PERFORM set_config('enable_indexscan', 'on', true);
-    PERFORM set_config('enable_bitmapscan', 'on', true);
-    PERFORM set_config('enable_sort', 'on', true);
 END
 $fn$;
 CREATE FUNCTION sh_cl_knn_check(OUT points bigint, OUT same_10 bigint, OUT same_400 bigint)
@@ -158,5 +153,5 @@ SELECT * FROM sh_cl_check();
 SELECT * FROM sh_cl_knn_check();
 
 DROP TABLE sh_cl, sh_cl_q;
-DROP FUNCTION sh_cl_fp(int), sh_cl_pairs(int[], bool), sh_cl_check(), sh_cl_knn(bool, int),
+DROP FUNCTION sh_cl_fp(int), sh_cl_plan(bool), sh_cl_pairs(int[], bool), sh_cl_check(), sh_cl_knn(bool, int),
     sh_cl_knn_check();

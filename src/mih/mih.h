@@ -11,7 +11,10 @@
  * - A run is immutable once written: for each table j (one per block) a
  *   static B+tree whose leaves hold every entry (fingerprint, heap TID) of
  *   the run sorted by (fp & mask[j], fp). Entries whose block j equals a
- *   probe value are therefore contiguous and found by one descent.
+ *   probe value are therefore contiguous and found by one descent. A leaf
+ *   is plain (14-byte entries) or, when the run's values repeat, compact
+ *   (each value once per group, the other bits and a packed TID: 10 bytes
+ *   an entry with 4 blocks; mih_leaf.h).
  * - A run may serve only some tables: VACUUM folds one table at a time
  *   (mih_merge.c), writing a run with table j alone from every run that
  *   has table j, which then stop serving it (run_gone on the metapage).

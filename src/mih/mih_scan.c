@@ -627,6 +627,27 @@ visit_positioned(Relation index, MihScanOpaque so, const MihEntry *entries, int 
 	}
 }
 
+/* Where the current table's probes go after a leaf, by why its search stopped. */
+static void
+after_leaf(MihScanOpaque so, MihLeafStep step, BlockNumber next)
+{
+	switch (step)
+	{
+		case MIH_LEAF_END:
+			so->leaf = next;
+			so->leaf_slot++;
+			/* at the end of the table no later probe can match */
+			if (next == InvalidBlockNumber)
+				so->probe = so->ntprobes;
+			break;
+		case MIH_LEAF_DESCEND:
+			so->leaf = InvalidBlockNumber;	/* it may be the next leaf */
+			break;
+		case MIH_PROBES_END:
+			break;
+	}
+}
+
 /*
  * Visit one run leaf for the current table: collect matches for as many
  * consecutive probe values as the leaf holds. Advances so->probe and
@@ -662,21 +683,8 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 			return buf;
 		}
-		switch (mih_probe_cleaf(&c, so->tprobes, so->ntprobes, &so->probe,
-								scan_visit_group, so))
-		{
-			case MIH_LEAF_END:
-				so->leaf = next;
-				so->leaf_slot++;
-				if (next == InvalidBlockNumber)
-					so->probe = so->ntprobes;
-				break;
-			case MIH_LEAF_DESCEND:
-				so->leaf = InvalidBlockNumber;
-				break;
-			case MIH_PROBES_END:
-				break;
-		}
+		after_leaf(so, mih_probe_cleaf(&c, so->tprobes, so->ntprobes, &so->probe,
+									   scan_visit_group, so), next);
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		return buf;
 	}
@@ -701,24 +709,8 @@ visit_run_leaf(Relation index, MihScanOpaque so)
 	else if (so->pos_left > 0)
 		visit_positioned(index, so, entries, n, next);
 	else
-	{
-		switch (mih_probe_leaf(entries, n, mask, so->tprobes, so->ntprobes, &so->probe,
-							   scan_visit, so))
-		{
-			case MIH_LEAF_END:
-				so->leaf = next;
-				so->leaf_slot++;
-				/* at the end of the table no later probe can match */
-				if (next == InvalidBlockNumber)
-					so->probe = so->ntprobes;
-				break;
-			case MIH_LEAF_DESCEND:
-				so->leaf = InvalidBlockNumber;	/* it may be the next leaf */
-				break;
-			case MIH_PROBES_END:
-				break;
-		}
-	}
+		after_leaf(so, mih_probe_leaf(entries, n, mask, so->tprobes, so->ntprobes, &so->probe,
+									  scan_visit, so), next);
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	return buf;
 }
