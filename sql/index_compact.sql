@@ -89,6 +89,11 @@ SELECT * FROM sh_cl_check();
 -- twice: the second pass uses what the backend remembers of the run
 SELECT * FROM sh_cl_check();
 SELECT * FROM sh_cl_knn_check();
+-- without what a backend remembers: every leaf found by a descent of the run's tree
+SET simhash.index_cache_size = 0;
+SELECT * FROM sh_cl_check();
+SELECT * FROM sh_cl_knn_check();
+RESET simhash.index_cache_size;
 -- every row, NULL fingerprints last
 SET enable_seqscan = off;
 SET enable_sort = off;

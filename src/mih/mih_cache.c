@@ -649,22 +649,27 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 			prefetch_leaf_at(s->dir_bufs[j][lo], first % MIH_ENTRIES_PER_PAGE);
 		return;
 	}
+	if (s->pos[j] && (s->hdr.flags & MIH_RUN_COMPACT))
+	{
+		int			slot,
+					off;
+
+		/* the leaf's header and group directory, and the line of v's first entry */
+		if (!mih_cache_place(s, j, v, &slot, &off) || slot < 0)
+			return;				/* the run lacks v: nothing will be read */
+		buf = s->dir_bufs[j][slot];
+		if (!BufferIsValid(buf) || BufferIsLocal(buf))
+			return;
+		prefetch_leaf_at(buf, 0);
+		block = (char *) BufferGetBlock(buf);
+		__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) + 64);
+		__builtin_prefetch(block + off);
+		return;
+	}
 	lo = dir_slot(s, j, v);
 	buf = s->dir_bufs[j][lo];
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
-	if (s->hdr.flags & MIH_RUN_COMPACT)
-	{
-		int			slot,
-					off = -1;
-
-		/* the leaf's header and group directory, and v's first entry */
-		prefetch_leaf_at(buf, 0);
-		__builtin_prefetch((char *) BufferGetBlock(buf) + MAXALIGN(SizeOfPageHeaderData) + 64);
-		if (mih_cache_place(s, j, v, &slot, &off) && slot >= 0 && off < BLCKSZ - 8)
-			__builtin_prefetch((char *) BufferGetBlock(buf) + off);
-		return;
-	}
 	prefetch_leaf_at(buf, MIH_ENTRIES_PER_PAGE - 1);
 	block = (char *) BufferGetBlock(buf);
 	if (lo + 1 < s->ndir[j] && keys[lo + 1] > keys[lo] && v > keys[lo])

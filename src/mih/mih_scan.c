@@ -339,6 +339,7 @@ start_scan(Relation index, MihScanOpaque so)
 	so->phase = MIH_SCAN_PENDING;
 	so->run = -1;
 	so->pos_left = 0;
+	so->cplace = 0;
 }
 
 static bool table_probes(Relation index, MihScanOpaque so);
