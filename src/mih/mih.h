@@ -791,9 +791,10 @@ extern void mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v);
 extern bool mih_cache_run_empty(const MihRunSummary *s, SimHash q, int r);
 extern void mih_cache_note_run_empty(MihRunSummary *s, SimHash q, int r);
 extern int	mih_cache_pending_checked(Relation index, SimHash q, int r, BlockNumber blk,
-									  uint32 serial);
+									  uint32 serial, BlockNumber *next, uint32 *next_serial);
 extern void mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber blk,
-								   uint32 serial, int nentries);
+								   uint32 serial, int nentries, BlockNumber next,
+								   uint32 next_serial);
 
 /* mih_cache.c, for mih_cache_pos.c and mih_cache_pend.c */
 extern bool mih_cache_reserve(Size bytes);
@@ -810,7 +811,11 @@ typedef struct MihPendSummary MihPendSummary;
 extern const MihPendSummary *mih_cache_pending_summary(Relation index, BlockNumber blk,
 													   uint32 serial, const MihEntry *entries,
 													   int n, int nblocks,
-													   const uint64 *masks);
+													   const uint64 *masks,
+													   BlockNumber next, uint32 next_serial);
+extern bool mih_cache_pending_skip(Relation index, BlockNumber blk, uint32 serial, int nblocks,
+								   uint64 *const *vals, const int *nvals, SimHash q, int r,
+								   BlockNumber *next, uint32 *next_serial);
 extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx);
 extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
 
@@ -821,7 +826,8 @@ extern void mih_cache_consider_positions(Relation index, MihRunSummary *s, uint3
 extern bool mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *first,
 							   uint32 *count);
 /* runs with compact leaves: the leaf and place each value starts at */
-extern bool mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset);
+extern bool mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset,
+							 int *group);
 SH_NORETURN_BEGIN extern void mih_position_mismatch(Relation index, BlockNumber leaf, int off) SH_NORETURN_END;
 extern void mih_cache_free_positions(MihRunSummary *s);
 

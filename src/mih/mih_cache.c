@@ -54,12 +54,18 @@
 /* GUC simhash.index_cache_size, in kB */
 int			mih_cache_size_kb = 8192;
 
-/* A pending page whose first nentries entries hold no live match of a ball */
+/*
+ * A pending page whose first nentries entries hold no live match of a ball,
+ * and the page after it when it already had one (then it is full and will
+ * not change but for dead marks: the whole page holds no match)
+ */
 typedef struct MihPendingChecked
 {
 	BlockNumber blk;
 	uint32		serial;			/* the page's serial: which use of the block */
 	int			nentries;
+	BlockNumber next;			/* InvalidBlockNumber: it was the tail */
+	uint32		next_serial;
 } MihPendingChecked;
 
 typedef struct MihCachedIndex
@@ -505,10 +511,11 @@ dir_slot(const MihRunSummary *s, int j, uint64 v)
 	const uint64 *keys = s->dir_keys[j];
 	int			lo = 0;
 	int			hi = s->ndir[j] - 1;
-	int			off;
+	int			off,
+				group;
 
 	/* a run with compact leaves: looked up, unless the run lacks v */
-	if (mih_cache_place(s, j, v, &lo, &off) && lo >= 0)
+	if (mih_cache_place(s, j, v, &lo, &off, &group) && lo >= 0)
 		return lo;
 	lo = 0;
 
@@ -652,17 +659,20 @@ mih_cache_prefetch_leaf(MihRunSummary *s, int j, uint64 v)
 	if (s->pos[j] && (s->hdr.flags & MIH_RUN_COMPACT))
 	{
 		int			slot,
-					off;
+					off,
+					group;
 
-		/* the leaf's header and group directory, and the line of v's first entry */
-		if (!mih_cache_place(s, j, v, &slot, &off) || slot < 0)
+		/* the leaf's header, v's group key, and the line of v's first entry */
+		if (!mih_cache_place(s, j, v, &slot, &off, &group) || slot < 0)
 			return;				/* the run lacks v: nothing will be read */
 		buf = s->dir_bufs[j][slot];
 		if (!BufferIsValid(buf) || BufferIsLocal(buf))
 			return;
 		prefetch_leaf_at(buf, 0);
 		block = (char *) BufferGetBlock(buf);
-		__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) + 64);
+		if (group >= 0)
+			__builtin_prefetch(block + MAXALIGN(SizeOfPageHeaderData) +
+							   sizeof(MihCompactLeaf) + group * sizeof(uint64));
 		__builtin_prefetch(block + off);
 		return;
 	}
@@ -726,24 +736,42 @@ mih_cache_note_run_empty(MihRunSummary *s, SimHash q, int r)
 	s->empty_next = (s->empty_next + 1) % MIH_CACHE_EMPTY_BALLS;
 }
 
-/* How many first entries of pending page blk (serial) hold no match of (q, r). */
+/*
+ * How many first entries of pending page blk (serial) hold no match of
+ * (q, r). When the page was no longer the tail as it was checked, *next and
+ * *next_serial name the page after it, and the caller need not read it at
+ * all (the second check of a row under ON CONFLICT then reads only the
+ * tail); otherwise *next is InvalidBlockNumber.
+ */
 int
-mih_cache_pending_checked(Relation index, SimHash q, int r, BlockNumber blk, uint32 serial)
+mih_cache_pending_checked(Relation index, SimHash q, int r, BlockNumber blk, uint32 serial,
+						  BlockNumber *next, uint32 *next_serial)
 {
 	MihCachedIndex *ci;
 
+	*next = InvalidBlockNumber;
+	*next_serial = 0;
 	if (mih_cache_size_kb == 0 || (ci = find_index(index, false)) == NULL ||
 		ci->npend == 0 || ci->pend_q != q || ci->pend_r < r)
 		return 0;
 	for (int i = 0; i < ci->npend; i++)
 		if (ci->pend[i].blk == blk && ci->pend[i].serial == serial)
+		{
+			*next = ci->pend[i].next;
+			*next_serial = ci->pend[i].next_serial;
 			return ci->pend[i].nentries;
+		}
 	return 0;
 }
 
+/*
+ * Remember that the first nentries entries of pending page blk (serial)
+ * hold no match of (q, r); next and next_serial are the page's link as read
+ * under its lock (InvalidBlockNumber while it is the tail).
+ */
 void
 mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber blk, uint32 serial,
-					   int nentries)
+					   int nentries, BlockNumber next, uint32 next_serial)
 {
 	MihCachedIndex *ci;
 	int			i;
@@ -771,6 +799,8 @@ mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber blk, uint32
 	ci->pend[i].blk = blk;
 	ci->pend[i].serial = serial;
 	ci->pend[i].nentries = nentries;
+	ci->pend[i].next = next;
+	ci->pend[i].next_serial = next_serial;
 }
 
 /* Which bit of a table's filter a block value sets. */

@@ -56,6 +56,10 @@ struct MihPendSummary
 	int			n;				/* entries summarised; 0: not built */
 	int			ntables;
 	PendTable  *tables;			/* ntables of them, or NULL */
+	uint64	   *fps;			/* the n entries' fingerprints, with tables */
+	/* the page after it, once it had one (InvalidBlockNumber until then) */
+	BlockNumber next;
+	uint32		next_serial;
 };
 
 typedef struct MihPendPages
@@ -70,28 +74,35 @@ pend_bucket(uint64 v)
 	return (uint32) ((v * UINT64CONST(0x9E3779B97F4A7C15)) >> (64 - PEND_BUCKET_BITS));
 }
 
+#define PEND_SUMMARY_BYTES(ntables) \
+	((ntables) * sizeof(PendTable) + MIH_ENTRIES_PER_PAGE * sizeof(uint64))
+
 static void
 forget_page(MihPendSummary *ps)
 {
 	if (ps->tables)
 	{
 		pfree(ps->tables);
-		mih_cache_unreserve(ps->ntables * sizeof(PendTable));
+		mih_cache_unreserve(PEND_SUMMARY_BYTES(ps->ntables));
 	}
 	memset(ps, 0, sizeof(*ps));
 	ps->blk = InvalidBlockNumber;
+	ps->next = InvalidBlockNumber;
 }
 
 /* Group the page's entries by bucket, table by table (a counting sort). */
 static void
 build_page(MihPendSummary *ps, const MihEntry *entries, int n, int nblocks, const uint64 *masks)
 {
-	Size		bytes = nblocks * sizeof(PendTable);
+	Size		bytes = PEND_SUMMARY_BYTES(nblocks);
 
 	if (n > MIH_ENTRIES_PER_PAGE || !mih_cache_reserve(bytes))
 		return;
 	ps->tables = MemoryContextAllocZero(mih_cache_context(), bytes);
+	ps->fps = (uint64 *) (ps->tables + nblocks);
 	ps->ntables = nblocks;
+	for (int i = 0; i < n; i++)
+		ps->fps[i] = mih_entry_fp(&entries[i]);
 	for (int j = 0; j < nblocks; j++)
 	{
 		PendTable  *t = &ps->tables[j];
@@ -131,11 +142,13 @@ get_pages(struct MihPendPages **slot)
 /*
  * The summary of full pending page (blk, serial) whose n entries the caller
  * holds locked, or NULL: then the caller reads the page linearly, and this
- * counts the pass toward building one.
+ * counts the pass toward building one. next and next_serial are the page's
+ * link as read under that lock, remembered once the page has one.
  */
 const MihPendSummary *
 mih_cache_pending_summary(Relation index, BlockNumber blk, uint32 serial,
-						  const MihEntry *entries, int n, int nblocks, const uint64 *masks)
+						  const MihEntry *entries, int n, int nblocks, const uint64 *masks,
+						  BlockNumber next, uint32 next_serial)
 {
 	struct MihPendPages **slot = mih_cache_pending_pages(index);
 	MihPendPages *pages;
@@ -165,6 +178,11 @@ mih_cache_pending_summary(Relation index, BlockNumber blk, uint32 serial,
 		ps->blk = blk;
 		ps->serial = serial;
 	}
+	if (ps->next == InvalidBlockNumber)
+	{
+		ps->next = next;
+		ps->next_serial = next_serial;
+	}
 	if (ps->n == n && ps->ntables == nblocks)
 		return ps;
 	if (++ps->scans >= MIH_PEND_BUILD_AFTER && ps->tables == NULL)
@@ -174,6 +192,49 @@ mih_cache_pending_summary(Relation index, BlockNumber blk, uint32 serial,
 			return ps;
 	}
 	return NULL;
+}
+
+/*
+ * Before reading full pending page (blk, serial): when this backend has its
+ * summary and knows the page after it, and no entry found through the
+ * probes (each table j's values vals[j][0 .. nvals[j])) lies within r of q,
+ * the page holds no match (its fingerprints never change; dead marks only
+ * take matches away), so the caller goes on to *next without reading it.
+ * False when the page must be read: no summary, no link yet, or a candidate
+ * whose flags only the page tells.
+ */
+bool
+mih_cache_pending_skip(Relation index, BlockNumber blk, uint32 serial, int nblocks,
+					   uint64 *const *vals, const int *nvals, SimHash q, int r,
+					   BlockNumber *next, uint32 *next_serial)
+{
+	struct MihPendPages **slot = mih_cache_pending_pages(index);
+	const MihPendSummary *ps = NULL;
+
+	if (slot == NULL || *slot == NULL)
+		return false;
+	for (int i = 0; i < MIH_PEND_SUMMARIES; i++)
+		if ((*slot)->slot[i].blk == blk)
+		{
+			ps = &(*slot)->slot[i];
+			break;
+		}
+	if (ps == NULL || ps->serial != serial || ps->n != MIH_ENTRIES_PER_PAGE ||
+		ps->ntables != nblocks || ps->next == InvalidBlockNumber)
+		return false;
+	for (int j = 0; j < nblocks; j++)
+		for (int p = 0; p < nvals[j]; p++)
+		{
+			uint16		idx[MIH_ENTRIES_PER_PAGE];
+			int			cnt = mih_pend_find(ps, j, vals[j][p], idx);
+
+			for (int k = 0; k < cnt; k++)
+				if (sh_popcount64(ps->fps[idx[k]] ^ q) <= r)
+					return false;
+		}
+	*next = ps->next;
+	*next_serial = ps->next_serial;
+	return true;
 }
 
 /*

@@ -118,32 +118,43 @@ count_leaf(void *arg, const MihEntry *entries, int n)
 /*
  * A run with compact leaves (mih_leaf.h): its leaves hold different numbers
  * of entries, so a value's place is not an entry count. Instead the table
- * holds, for each value, the directory slot of the leaf its entries start
- * in (first[], MIH_SLOT_ABSENT for a value the run lacks) and where in that
- * page the first of them lies (place[], a byte offset). One pass over the
- * group directories of the tables' leaves (a line or two of each page; the
- * few plain leaves such a run has are read whole) makes it, once this
- * backend's scans have read as many pages in the run.
+ * holds, for each value, one word (one cache line to read): the directory
+ * slot of the leaf its entries start in (PLACE_ABSENT for a value the run
+ * lacks), where in that page the first of them lies (a byte offset, which
+ * the scan prefetches), and its group in that leaf's directory (so the scan
+ * reads the group's key and bounds without searching the directory; NO_GROUP
+ * in a plain leaf). One pass over the group directories of the tables'
+ * leaves (a line or two of each page; the few plain leaves such a run has
+ * are read whole) makes it, once this backend's scans have read as many
+ * pages in the run. 512 kB a 16-bit table.
  */
-#define MIH_SLOT_ABSENT		PG_UINT32_MAX
+#define PLACE_ABSENT		PG_UINT32_MAX
+#define PLACE_NO_GROUP		0xFFFF
+#define PLACE_SLOTS_MAX		((uint32) PG_INT32_MAX)
 
-static inline uint16 *
+static inline uint64 *
 slot_places(MihPosIndex *pi)
 {
-	return (uint16 *) &pi->first[((uint32) 1 << pi->bits) + 1];
+	return (uint64 *) ((char *) pi + MAXALIGN(offsetof(MihPosIndex, first)));
 }
 
 static Size
 slot_index_size(int bits)
 {
-	return pos_index_size(bits) + (((Size) 1 << bits) + 1) * sizeof(uint16);
+	return MAXALIGN(offsetof(MihPosIndex, first)) + ((Size) 1 << bits) * sizeof(uint64);
+}
+
+static inline uint64
+place_word(uint32 slot, int offset, int group)
+{
+	return (uint64) slot | ((uint64) (uint16) offset << 32) | ((uint64) (uint16) group << 48);
 }
 
 /* Note where each value first appears in leaf slot of table j. */
 static void
 slot_leaf(Relation index, MihPosIndex *pi, int slot, BlockNumber blk, Page page, uint64 mask)
 {
-	uint16	   *place = slot_places(pi);
+	uint64	   *place = slot_places(pi);
 
 	if (mih_leaf_is_compact(page))
 	{
@@ -154,12 +165,9 @@ slot_leaf(Relation index, MihPosIndex *pi, int slot, BlockNumber blk, Page page,
 		{
 			uint32		p = pos_pack(pi, mih_cleaf_key(&c, g));
 
-			if (pi->first[p] == MIH_SLOT_ABSENT)
-			{
-				pi->first[p] = slot;
-				place[p] = (uint16) ((c.entries - (const char *) page) +
-									 mih_cleaf_start(&c, g) * c.width);
-			}
+			if ((uint32) place[p] == PLACE_ABSENT)
+				place[p] = place_word(slot, (int) (c.entries - (const char *) page) +
+									  mih_cleaf_start(&c, g) * c.width, g);
 		}
 	}
 	else
@@ -171,11 +179,9 @@ slot_leaf(Relation index, MihPosIndex *pi, int slot, BlockNumber blk, Page page,
 		{
 			uint32		p = pos_pack(pi, mih_entry_fp(&e[i]) & mask);
 
-			if (pi->first[p] == MIH_SLOT_ABSENT)
-			{
-				pi->first[p] = slot;
-				place[p] = (uint16) ((const char *) &e[i] - (const char *) page);
-			}
+			if ((uint32) place[p] == PLACE_ABSENT)
+				place[p] = place_word(slot, (int) ((const char *) &e[i] - (const char *) page),
+									  PLACE_NO_GROUP);
 		}
 	}
 }
@@ -197,7 +203,8 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 		MihPosIndex *pi;
 		Size		size;
 
-		if (!(tables & (1 << j)) || bits > MIH_POS_MAX_BITS || s->dir_keys[j] == NULL)
+		if (!(tables & (1 << j)) || bits > MIH_POS_MAX_BITS || s->dir_keys[j] == NULL ||
+			(uint32) s->ndir[j] >= PLACE_SLOTS_MAX)
 			continue;
 		size = slot_index_size(bits);
 		if (!mih_cache_reserve(size))
@@ -206,7 +213,7 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 		pi = s->pos[j] = MemoryContextAlloc(mih_cache_context(), size);
 		pi->bits = bits;
 		pos_init_pack(pi, masks[j]);
-		memset(pi->first, 0xFF, (((Size) 1 << bits) + 1) * sizeof(uint32));
+		memset(slot_places(pi), 0xFF, ((Size) 1 << bits) * sizeof(uint64));
 		for (int i = 0; i < s->ndir[j]; i++)
 		{
 			BlockNumber blk = s->dir_leaves[j][i];
@@ -226,24 +233,28 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 /*
  * In a run with compact leaves: whether this backend has a table of where
  * table j's values start, and if so, for v, the directory slot of its first
- * leaf and the byte offset of its first entry in that page (*slot = -1: the
- * run has no entry with that value).
+ * leaf (*slot = -1: the run has no entry with that value), the byte offset
+ * of its first entry in that page, and its group in the leaf's directory
+ * (-1 when that leaf is a plain one).
  */
 bool
-mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset)
+mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset, int *group)
 {
 	MihPosIndex *pi = s->pos[j];
-	uint32		p;
+	uint64		w;
 
 	if (pi == NULL || !(s->hdr.flags & MIH_RUN_COMPACT))
 		return false;
-	p = pos_pack(pi, v);
-	if (pi->first[p] == MIH_SLOT_ABSENT)
+	w = slot_places(pi)[pos_pack(pi, v)];
+	if ((uint32) w == PLACE_ABSENT)
 		*slot = -1;
 	else
 	{
-		*slot = (int) pi->first[p];
-		*offset = slot_places(pi)[p];
+		int			g = (int) ((w >> 48) & 0xFFFF);
+
+		*slot = (int) (uint32) w;
+		*offset = (int) ((w >> 32) & 0xFFFF);
+		*group = g == PLACE_NO_GROUP ? -1 : g;
 	}
 	return true;
 }

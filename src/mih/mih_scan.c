@@ -91,6 +91,7 @@ typedef struct MihScanOpaqueData
 	/* in a run with compact leaves: where the probe's entries start (a byte
 	 * offset in so->leaf), or 0: search the leaf */
 	int			cplace;
+	int			cgroup;			/* its group in so->leaf's directory, or -1 */
 	MihRunHeader hdr;			/* of the current run */
 	MihRunSummary *sum;			/* what the backend knows of it (pinned), or
 								 * NULL (mih_cache.c) */
@@ -103,8 +104,7 @@ typedef struct MihScanOpaqueData
 	/* matches of the current page */
 	Buffer		curbuf;			/* pinned while its matches are returned
 								 * (non-MVCC snapshots only) */
-	ItemPointerData items[MIH_LEAF_MAX_ENTRIES];
-	int			nitems;
+	int			nitems;			/* in items, at the end */
 	int			curitem;
 
 	/*
@@ -124,6 +124,12 @@ typedef struct MihScanOpaqueData
 	MihKnn	   *knn;			/* begun at the first row */
 
 	MemoryContext cxt;
+
+	/*
+	 * Last, and not zeroed at the start of a scan: 6 kB that every
+	 * constraint check (two under ON CONFLICT) would otherwise clear.
+	 */
+	ItemPointerData items[MIH_LEAF_MAX_ENTRIES];
 } MihScanOpaqueData;
 
 typedef MihScanOpaqueData *MihScanOpaque;
@@ -134,7 +140,9 @@ IndexScanDesc
 mih_beginscan(Relation index, int nkeys, int norderbys)
 {
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
-	MihScanOpaque so = palloc0(sizeof(MihScanOpaqueData));
+	MihScanOpaque so = palloc(sizeof(MihScanOpaqueData));
+
+	memset(so, 0, offsetof(MihScanOpaqueData, items));
 
 	so->curbuf = InvalidBuffer;
 	so->phase = MIH_SCAN_DONE;
@@ -560,22 +568,12 @@ visit_placed(Relation index, MihScanOpaque so, const MihCLeaf *c, const char *pa
 	uint64		v = so->tprobes[so->probe];
 	int			rel = so->cplace - (int) (c->entries - page);
 	int			i0 = rel / c->width;
-	int			lo = 0,
-				hi = c->ngroups - 1;
+	int			lo = so->cgroup;
 
 	so->cplace = 0;
-	if (rel < 0 || rel % c->width != 0 || i0 >= c->n)
+	if (rel < 0 || rel % c->width != 0 || i0 >= c->n || lo < 0 || lo >= c->ngroups)
 		mih_position_mismatch(index, so->leaf, i0);
-	/* the group starting at entry i0 */
-	while (lo < hi)
-	{
-		int			mid = (lo + hi + 1) / 2;
-
-		if (mih_cleaf_start(c, mid) <= i0)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	/* the table of places names the group starting at entry i0 */
 	if (mih_cleaf_start(c, lo) != i0 || mih_cleaf_key(c, lo) != v)
 		mih_position_mismatch(index, so->leaf, i0);
 	scan_visit_group(so, c, lo);
@@ -743,15 +741,48 @@ pending_lookup(MihScanOpaque so, const MihPendSummary *ps, const MihEntry *entri
 		}
 }
 
-/* Visit one pending page: every live entry in the balls matches. */
+/*
+ * Visit one pending page: every live entry in the balls matches. Returns
+ * InvalidBuffer, having read nothing, for a page this backend already found
+ * no match of the ball on after it stopped being the tail: such a page no
+ * longer changes but for dead marks, which take matches away, and its link
+ * to the next page was remembered with it (src/mih/README, "Reading").
+ */
 static Buffer
 visit_pending(Relation index, MihScanOpaque so)
 {
-	Buffer		buf = mih_cache_read_hinted(index, so->pending_next);
+	Buffer		buf;
 	Page		page;
 	MihEntry   *entries;
 	int			n;
+	int			checked = 0;
 
+	if (so->nballs == 1 && !so->with_nulls)
+	{
+		BlockNumber next;
+		uint32		next_serial;
+
+		checked = mih_cache_pending_checked(index, so->centers[0], so->radii[0],
+											so->pending_next, so->pending_next_serial,
+											&next, &next_serial);
+		if (next == InvalidBlockNumber && checked == 0 && so->pend_lookup &&
+			mih_cache_pending_skip(index, so->pending_next, so->pending_next_serial,
+								   so->nblocks, so->probes, so->nprobes, so->centers[0],
+								   so->radii[0], &next, &next_serial))
+		{
+			/* its summary rules every entry out: remembered for the recheck */
+			mih_cache_note_pending(index, so->centers[0], so->radii[0], so->pending_next,
+								   so->pending_next_serial, MIH_ENTRIES_PER_PAGE, next,
+								   next_serial);
+		}
+		if (next != InvalidBlockNumber)
+		{
+			so->pending_next = next;
+			so->pending_next_serial = next_serial;
+			return InvalidBuffer;
+		}
+	}
+	buf = mih_cache_read_hinted(index, so->pending_next);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	mih_check_page(index, page, so->pending_next, MIH_PAGE_PENDING, so->pending_next_serial, -1);
@@ -771,10 +802,12 @@ visit_pending(Relation index, MihScanOpaque so)
 		const MihPendSummary *ps = NULL;
 
 		/* the entries an earlier search of this ball found nothing in */
-		first = Min(mih_cache_pending_checked(index, q, r, so->pending_next, serial), n);
+		first = Min(checked, n);
 		if (first < n && so->pend_lookup)
 			ps = mih_cache_pending_summary(index, so->pending_next, serial, entries, n,
-										   so->nblocks, so->masks);
+										   so->nblocks, so->masks,
+										   MihPageGetOpaque(page)->next,
+										   MihPageGetOpaque(page)->next_serial);
 		if (ps)
 			pending_lookup(so, ps, entries, first);
 		else
@@ -782,8 +815,10 @@ visit_pending(Relation index, MihScanOpaque so)
 				if (sh_popcount64(mih_entry_fp(&entries[i]) ^ q) <= r &&
 					!(entries[i].tid.ip_posid & MIH_TID_FLAGS))
 					so->items[so->nitems++] = mih_entry_tid(&entries[i]);
-		if (so->nitems == 0 && n > first)
-			mih_cache_note_pending(index, q, r, so->pending_next, serial, n);
+		if (so->nitems == 0 && (n > first || MihPageGetOpaque(page)->next != InvalidBlockNumber))
+			mih_cache_note_pending(index, q, r, so->pending_next, serial, n,
+								   MihPageGetOpaque(page)->next,
+								   MihPageGetOpaque(page)->next_serial);
 	}
 	else
 	{
@@ -834,6 +869,8 @@ next_page(IndexScanDesc scan)
 					continue;
 				}
 				buf = visit_pending(index, so);
+				if (!BufferIsValid(buf))
+					continue;	/* known to hold no match: not read */
 				break;
 			case MIH_SCAN_RUNS:
 				if (so->fullscan ? so->leaf == InvalidBlockNumber
@@ -849,12 +886,13 @@ next_page(IndexScanDesc scan)
 					uint32		first,
 								count;
 					int			slot,
-								place;
+								place,
+								group;
 
 					so->pos_left = 0;
 					so->cplace = 0;
 					if (mih_cache_place(so->sum, so->table, so->tprobes[so->probe], &slot,
-										&place))
+										&place, &group))
 					{
 						so->sum->spent++;
 						if (slot < 0)
@@ -866,6 +904,7 @@ next_page(IndexScanDesc scan)
 						so->leaf_slot = slot;
 						so->leaf = so->sum->dir_leaves[so->table][slot];
 						so->cplace = place;
+						so->cgroup = group;
 					}
 					if (mih_cache_position(so->sum, so->table, so->tprobes[so->probe],
 										   &first, &count))
