@@ -435,6 +435,7 @@ mih_key_fp(bool balls, Datum key)
 #define SH_FAULT_VACUUM_PAUSE			6
 #define SH_FAULT_MERGE_PAUSE			7
 #define SH_FAULT_KNN_KEEP_SMALL			8
+#define SH_FAULT_PLACES_MIDWAY			9
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 

@@ -190,6 +190,8 @@ static void
 build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks)
 {
 	int64		leaves = 0;
+	MihPosIndex *pis[MIH_MAX_BLOCKS] = {0};
+	Size		bytes = 0;
 
 	for (int j = 0; j < s->hdr.ntables; j++)
 		if ((tables & (1 << j)) && s->dir_keys[j])
@@ -197,20 +199,22 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 	if (s->spent < leaves + 1)
 		return;
 	s->pos_tried = true;
+
+	/*
+	 * Built in the query's memory and attached only once whole: an error or
+	 * a cancel between two leaves must not leave a table that says "absent"
+	 * of values it never reached (later scans would skip their entries).
+	 */
 	for (int j = 0; j < s->hdr.ntables; j++)
 	{
 		int			bits = pg_popcount64(masks[j]);
 		MihPosIndex *pi;
-		Size		size;
 
 		if (!(tables & (1 << j)) || bits > MIH_POS_MAX_BITS || s->dir_keys[j] == NULL ||
 			(uint32) s->ndir[j] >= PLACE_SLOTS_MAX)
 			continue;
-		size = slot_index_size(bits);
-		if (!mih_cache_reserve(size))
-			break;
-		s->bytes += size;
-		pi = s->pos[j] = MemoryContextAlloc(mih_cache_context(), size);
+		pi = pis[j] = palloc(slot_index_size(bits));
+		bytes += slot_index_size(bits);
 		pi->bits = bits;
 		pos_init_pack(pi, masks[j]);
 		memset(slot_places(pi), 0xFF, ((Size) 1 << bits) * sizeof(uint64));
@@ -221,6 +225,10 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 			Page		page;
 
 			CHECK_FOR_INTERRUPTS();
+			if (simhash_test_fault == SH_FAULT_PLACES_MIDWAY && j > 0 && i == s->ndir[j] / 2)
+				ereport(ERROR,
+						(errmsg("simhash.test_fault: table of places stopped at leaf %d of table %d",
+								i, j)));
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			mih_check_page(index, page, blk, MIH_PAGE_LEAF, s->serial, j);
@@ -228,6 +236,21 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 			UnlockReleaseBuffer(buf);
 		}
 	}
+	if (bytes > 0 && mih_cache_reserve(bytes))
+	{
+		s->bytes += bytes;
+		for (int j = 0; j < s->hdr.ntables; j++)
+			if (pis[j])
+			{
+				Size		size = slot_index_size(pis[j]->bits);
+
+				s->pos[j] = MemoryContextAlloc(mih_cache_context(), size);
+				memcpy(s->pos[j], pis[j], size);
+			}
+	}
+	for (int j = 0; j < MIH_MAX_BLOCKS; j++)
+		if (pis[j])
+			pfree(pis[j]);
 }
 
 /*

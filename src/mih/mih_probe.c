@@ -141,6 +141,43 @@ mih_table_radii(const uint64 *masks, int m, int radius, int *radii)
  * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
  * the same figures, so the two always agree.
  */
+/*
+ * The last answer of mih_search_pages and what it was computed from: every
+ * constraint check (two per row under ON CONFLICT) asks it again for the
+ * same runs and radius, and its logarithms and binomial sums were a few
+ * percent of a check.
+ */
+typedef struct SearchPagesMemo
+{
+	bool		valid;
+	int			radius;
+	int			nblocks;
+	int			nruns;
+	uint64		masks[MIH_MAX_BLOCKS];
+	int64		run_entries[MIH_MAX_RUNS];
+	uint32		run_tables[MIH_MAX_RUNS];
+	double		probe_pages;
+	double		full_pages;
+	double		probe_entries;
+	bool		fullscan;
+} SearchPagesMemo;
+
+static SearchPagesMemo search_memo;
+
+static bool
+search_memo_matches(const MihMetaPageData *meta, int radius)
+{
+	if (!search_memo.valid || search_memo.radius != radius ||
+		search_memo.nblocks != meta->nblocks || search_memo.nruns != meta->nruns ||
+		memcmp(search_memo.masks, meta->masks, sizeof(search_memo.masks)) != 0 ||
+		memcmp(search_memo.run_entries, meta->run_entries, meta->nruns * sizeof(int64)) != 0)
+		return false;
+	for (int r = 0; r < meta->nruns; r++)
+		if (search_memo.run_tables[r] != mih_run_tables(meta, r))
+			return false;
+	return true;
+}
+
 void
 mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 				 double *full_pages, double *probe_entries, bool *fullscan)
@@ -148,6 +185,15 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 	int			m = Max(meta->nblocks, 1);
 	int			radii[MIH_MAX_BLOCKS];
 	double		maxprobes = 0;
+
+	if (search_memo_matches(meta, radius))
+	{
+		*probe_pages = search_memo.probe_pages;
+		*full_pages = search_memo.full_pages;
+		*probe_entries = search_memo.probe_entries;
+		*fullscan = search_memo.fullscan;
+		return;
+	}
 
 	mih_table_radii(meta->masks, m, radius, radii);
 	*probe_pages = *full_pages = *probe_entries = 0;
@@ -179,6 +225,19 @@ mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 	}
 	*fullscan = radius >= SIMHASH_BITS || maxprobes > MIH_MAX_PROBES ||
 		*probe_pages > *full_pages;
+
+	search_memo.radius = radius;
+	search_memo.nblocks = meta->nblocks;
+	search_memo.nruns = meta->nruns;
+	memcpy(search_memo.masks, meta->masks, sizeof(search_memo.masks));
+	memcpy(search_memo.run_entries, meta->run_entries, meta->nruns * sizeof(int64));
+	for (int r = 0; r < meta->nruns; r++)
+		search_memo.run_tables[r] = mih_run_tables(meta, r);
+	search_memo.probe_pages = *probe_pages;
+	search_memo.full_pages = *full_pages;
+	search_memo.probe_entries = *probe_entries;
+	search_memo.fullscan = *fullscan;
+	search_memo.valid = true;
 }
 
 /*
