@@ -319,7 +319,7 @@ mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 	int64		leaves;
 	PosCount	pc;
 
-	if (s->pos_tried || s->hdr.nentries <= MIH_CACHE_FILTER_MAX)
+	if (s->pos_tried || s->hdr.nentries <= MIH_POS_MIN_ENTRIES)
 		return;
 	/* positions are counted in plain leaves' entries (MIH_ENTRIES_PER_PAGE) */
 	if (s->hdr.flags & MIH_RUN_COMPACT)
