@@ -835,7 +835,6 @@ extern bool mih_cache_position(const MihRunSummary *s, int j, uint64 v, uint32 *
 /* runs with compact leaves: the leaf and place each value starts at */
 extern bool mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset,
 							 int *group);
-extern void mih_cache_prefetch_place(const MihRunSummary *s, int j, uint64 v, int stage);
 SH_NORETURN_BEGIN extern void mih_position_mismatch(Relation index, BlockNumber leaf, int off) SH_NORETURN_END;
 extern void mih_cache_free_positions(MihRunSummary *s);
 

@@ -282,32 +282,6 @@ mih_cache_place(const MihRunSummary *s, int j, uint64 v, int *slot, int *offset,
 	return true;
 }
 
-/*
- * The first two of the three dependent loads a compact run's prefetch makes
- * (mih_cache_prefetch_leaf): the value's place word, then the buffer its
- * leaf was last found in. A scan issues each stage for every table of a run
- * before the next stage, so the tables' misses overlap instead of following
- * one another.
- */
-void
-mih_cache_prefetch_place(const MihRunSummary *s, int j, uint64 v, int stage)
-{
-#if defined(__GNUC__) || defined(__clang__)
-	const MihPosIndex *pi = s->pos[j];
-	int			slot,
-				off,
-				group;
-
-	if (pi == NULL || !(s->hdr.flags & MIH_RUN_COMPACT))
-		return;
-	if (stage == 0)
-		__builtin_prefetch(&slot_places((MihPosIndex *) pi)[pos_pack(pi, v)]);
-	else if (mih_cache_place(s, j, v, &slot, &off, &group) && slot >= 0 &&
-			 s->dir_bufs[j] != NULL && slot < s->ndir[j])
-		__builtin_prefetch(&s->dir_bufs[j][slot]);
-#endif
-}
-
 void
 mih_cache_consider_positions(Relation index, MihRunSummary *s, uint32 tables,
 							 const uint64 *masks)

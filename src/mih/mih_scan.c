@@ -365,10 +365,6 @@ prefetch_runs(Relation index, MihScanOpaque so)
 	{
 		MihRunSummary *sum = mih_cache_peek(index, so->runs[r], so->run_serials[r]);
 
-		int			js[MIH_MAX_BLOCKS];
-		uint64		vs[MIH_MAX_BLOCKS];
-		int			n = 0;
-
 		if (sum == NULL || (so->memo && mih_cache_run_empty(sum, so->q, so->r)))
 			continue;
 		for (int j = 0; j < so->nblocks; j++)
@@ -378,17 +374,10 @@ prefetch_runs(Relation index, MihScanOpaque so)
 			for (int i = 0; i < so->nprobes[j]; i++)
 				if (mih_cache_may_hold(sum, j, so->probes[j][i]))
 				{
-					js[n] = j;
-					vs[n++] = so->probes[j][i];
+					mih_cache_prefetch_leaf(sum, j, so->probes[j][i]);
 					break;
 				}
 		}
-		/* each dependent load for every table before the next one */
-		for (int stage = 0; stage < 2; stage++)
-			for (int k = 0; k < n; k++)
-				mih_cache_prefetch_place(sum, js[k], vs[k], stage);
-		for (int k = 0; k < n; k++)
-			mih_cache_prefetch_leaf(sum, js[k], vs[k]);
 	}
 }
 
