@@ -56,8 +56,9 @@ int			mih_cache_size_kb = 8192;
 
 /*
  * A pending page whose first nentries entries hold no live match of a ball,
- * and the page after it when it already had one (then it is full and will
- * not change but for dead marks: the whole page holds no match)
+ * and the page after it when it already had one (then it no longer grows:
+ * inserts write only the tail, which has no link; it changes only by dead
+ * marks, so the whole page holds no match)
  */
 typedef struct MihPendingChecked
 {

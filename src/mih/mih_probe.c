@@ -136,12 +136,6 @@ mih_table_radii(const uint64 *masks, int m, int radius, int *radii)
 }
 
 /*
- * Pages a search of radius r reads by probing, and by reading table 0 of
- * every run whole instead. The scan probes only while that is cheaper (and
- * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
- * the same figures, so the two always agree.
- */
-/*
  * The last answer of mih_search_pages and what it was computed from: every
  * constraint check (two per row under ON CONFLICT) asks it again for the
  * same runs and radius, and its logarithms and binomial sums were a few
@@ -178,6 +172,12 @@ search_memo_matches(const MihMetaPageData *meta, int radius)
 	return true;
 }
 
+/*
+ * Pages a search of radius r reads by probing, and by reading table 0 of
+ * every run whole instead. The scan probes only while that is cheaper (and
+ * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
+ * the same figures, so the two always agree.
+ */
 void
 mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
 				 double *full_pages, double *probe_entries, bool *fullscan)

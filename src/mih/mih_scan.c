@@ -744,9 +744,10 @@ pending_lookup(MihScanOpaque so, const MihPendSummary *ps, const MihEntry *entri
 /*
  * Visit one pending page: every live entry in the balls matches. Returns
  * InvalidBuffer, having read nothing, for a page this backend already found
- * no match of the ball on after it stopped being the tail: such a page no
- * longer changes but for dead marks, which take matches away, and its link
- * to the next page was remembered with it (src/mih/README, "Reading").
+ * no match of the ball on after it stopped being the tail (a full page, or
+ * one a flush sealed): such a page no longer changes but for dead marks,
+ * which take matches away, and its link to the next page was remembered
+ * with it (src/mih/README, "Reading").
  */
 static Buffer
 visit_pending(Relation index, MihScanOpaque so)
