@@ -165,8 +165,12 @@ SELECT count(*),
 FROM sh_cache_twice('seq', radii);
 $fn$;
 SELECT * FROM sh_cache_twice_check('{3,3,2}');
-SELECT sh_cache_hits('fedcba9876543210', 3) AS hits_first \gset
-SELECT sh_cache_hits('fedcba9876543210', 3) AS hits_again \gset
+-- (a point 6 bits from a row, all of them in blocks 1-3 and in the top 22
+-- bits of the rest of block 0's: the run's screen, below, sees 32 bits of
+-- the rest, which cannot rule the row out, so the run is read the first time)
+SELECT fp # 'ee00000000000000' AS memo_q FROM sh_cache WHERE id = 1 \gset
+SELECT sh_cache_hits(:'memo_q', 3) AS hits_first \gset
+SELECT sh_cache_hits(:'memo_q', 3) AS hits_again \gset
 SELECT :hits_again < :hits_first AS fewer_pages_again;
 -- a row inside that ball now, on the pending list, then merged into a run
 INSERT INTO sh_cache VALUES (60001, 'fedcba9876543213');
@@ -420,8 +424,60 @@ DELETE FROM sh_pend WHERE id % 7 = 0;
 SELECT * FROM sh_pend_check();
 VACUUM sh_pend;
 SELECT * FROM sh_pend_check();
-DROP FUNCTION sh_pend_check(), sh_near_check(text, text, int[]), sh_near_pairs(text, text, int[], bool);
+DROP FUNCTION sh_pend_check();
 DROP TABLE sh_pend, sh_pend_q;
+
+-- Screens of small runs (src/mih/mih_cache_screen.c): once a backend has
+-- searched a run of at most 65,536 entries eight times with one ball and
+-- few probes, it keeps each table's entries by block value with 32 bits of
+-- the rest of the fingerprint, and skips unread a run none of whose entries
+-- can be within the radius. 20,000 rows in one run, then more through a
+-- pending list of 1,024: every run small enough for a screen.
+CREATE TABLE sh_scr (id int, fp simhash) WITH (autovacuum_enabled = false);
+INSERT INTO sh_scr SELECT g, ('x' || left(md5('s' || g), 16))::bit(64)::simhash FROM generate_series(1, 20000) g;
+CREATE INDEX sh_scr_idx ON sh_scr USING simhash (fp) WITH (pending_limit = 1024);
+INSERT INTO sh_scr SELECT g, ('x' || left(md5('s' || g), 16))::bit(64)::simhash FROM generate_series(20001, 27000) g;
+SELECT runs, run_entries, pending_entries FROM simhash_index_info('sh_scr_idx');
+-- rows, rows with up to 3 bits flipped (in the small runs too), points one
+-- bit off in each of blocks 0-2 (only table 3 finds the row), and points
+-- near no row
+CREATE TABLE sh_scr_q AS SELECT id AS qid, fp # (((id % 8)::int8) << (id % 61))::simhash AS fp
+    FROM sh_scr WHERE id % 293 = 5;
+INSERT INTO sh_scr_q SELECT -id, fp # '0000000000000007' FROM sh_scr WHERE id % 307 = 6;
+INSERT INTO sh_scr_q SELECT 100000 + g, ('x' || left(md5('n' || g), 16))::bit(64)::simhash
+    FROM generate_series(1, 30) g;
+CREATE FUNCTION sh_scr_check(OUT pairs bigint, OUT extra bigint, OUT missing bigint)
+LANGUAGE sql AS $fn$ SELECT * FROM sh_near_check('sh_scr', 'sh_scr_q', '{0,1,2,3,4,5}') $fn$;
+-- the first pass builds the screens, the second has them throughout
+SELECT * FROM sh_scr_check();
+SELECT * FROM sh_scr_check();
+-- a search near no row reads the metapage and at most the pending pages:
+-- no page of any run; without the cache, leaves of every run
+SELECT sh_cache_hits('0f1e2d3c4b5a6978', 3, 'sh_scr') AS hits_screened \gset
+SET simhash.index_cache_size = 0;
+SELECT sh_cache_hits('0f1e2d3c4b5a6979', 3, 'sh_scr') AS hits_off \gset
+RESET simhash.index_cache_size;
+SELECT :hits_screened <= 1 + pending_pages AS runs_unread, :hits_off >= :hits_screened + 4 * runs AS off_reads_runs
+FROM simhash_index_info('sh_scr_idx');
+-- a build stopped halfway (an error or a cancel) leaves no screen: the
+-- run is searched as before, in a new backend
+\c
+SET simhash.test_fault = screen_midway;
+\set VERBOSITY terse
+SELECT * FROM sh_scr_check();
+\set VERBOSITY default
+RESET simhash.test_fault;
+SELECT * FROM sh_scr_check();
+-- dead entries stay in a screen (they only take matches away); VACUUM
+-- folds tables into new runs, some serving only some tables
+DELETE FROM sh_scr WHERE id % 5 = 0;
+SELECT * FROM sh_scr_check();
+VACUUM sh_scr;
+SELECT bool_or(t <> '{0,1,2,3}') AS partial_runs FROM simhash_index_info('sh_scr_idx'), unnest(run_tables) t;
+SELECT * FROM sh_scr_check();
+SELECT * FROM sh_scr_check();
+DROP FUNCTION sh_scr_check(), sh_near_check(text, text, int[]), sh_near_pairs(text, text, int[], bool);
+DROP TABLE sh_scr, sh_scr_q;
 
 DROP FUNCTION sh_cache_cursor(), sh_cache_hits(simhash, int, text), sh_cache_check(text),
               sh_cache_pairs(text), sh_cache_fp(int);

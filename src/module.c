@@ -37,6 +37,7 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"merge_pause", SH_FAULT_MERGE_PAUSE, false},
 	{"knn_keep_small", SH_FAULT_KNN_KEEP_SMALL, false},
 	{"places_midway", SH_FAULT_PLACES_MIDWAY, false},
+	{"screen_midway", SH_FAULT_SCREEN_MIDWAY, false},
 	{NULL, 0, false}
 };
 

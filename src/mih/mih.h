@@ -436,6 +436,7 @@ mih_key_fp(bool balls, Datum key)
 #define SH_FAULT_MERGE_PAUSE			7
 #define SH_FAULT_KNN_KEEP_SMALL			8
 #define SH_FAULT_PLACES_MIDWAY			9
+#define SH_FAULT_SCREEN_MIDWAY			10
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 
@@ -769,6 +770,10 @@ typedef struct MihRunSummary
 	int			empty_r[MIH_CACHE_EMPTY_BALLS];
 	int			nempty;
 	int			empty_next;		/* the slot the next one replaces */
+	/* small runs: their entries by block value, in memory (mih_cache_screen.c) */
+	int			screen_scans;	/* searches counted toward building it */
+	bool		screen_tried;
+	struct MihRunScreen *screen;	/* or NULL */
 	Size		bytes;			/* what it holds, counted against the limit */
 	struct MihRunSummary *next;
 } MihRunSummary;
@@ -819,6 +824,15 @@ extern bool mih_cache_pending_skip(Relation index, BlockNumber blk, uint32 seria
 								   BlockNumber *next, uint32 *next_serial);
 extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx);
 extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
+
+/* ---- mih_cache_screen.c: small runs ruled out from memory ---- */
+#define MIH_SCREEN_MAX_ENTRIES	65536	/* runs up to this many entries get one */
+typedef struct MihRunScreen MihRunScreen;
+extern bool mih_cache_screen_rules_out(Relation index, MihRunSummary *s, uint32 tables,
+									   int nblocks, const uint64 *masks,
+									   uint64 *const *probes, const int *nprobes, SimHash q,
+									   const uint64 *qrem, int r);
+extern void mih_cache_free_screen(MihRunSummary *s);
 
 /* ---- mih_cache_pos.c: where each block value's entries start in a large run ---- */
 #define MIH_POS_MAX_BITS		16	/* tables of at most this many bits get one */

@@ -110,6 +110,7 @@ free_summary(MihRunSummary *s)
 			pfree(s->dir_bufs[j]);
 	}
 	mih_cache_free_positions(s);
+	mih_cache_free_screen(s);
 	cache_bytes -= s->bytes;
 	pfree(s);
 }

@@ -60,6 +60,8 @@ typedef struct MihScanOpaqueData
 	bool		pend_lookup;	/* few probes: full pending pages are
 								 * searched by their summaries */
 	int64		run_found;		/* matches in the current run so far */
+	uint64		screened;		/* runs (bit r) their screens rule out
+								 * (mih_cache_screen.c) */
 
 	/* the index as the scan saw it at its start */
 	int			nblocks;
@@ -341,6 +343,7 @@ start_scan(Relation index, MihScanOpaque so)
 			nprobes += so->nprobes[j];
 		so->pend_lookup = nprobes <= MIH_PEND_MAX_PROBES;
 	}
+	so->screened = 0;
 	if (!so->fullscan)
 		prefetch_runs(index, so);
 
@@ -367,6 +370,13 @@ prefetch_runs(Relation index, MihScanOpaque so)
 
 		if (sum == NULL || (so->memo && mih_cache_run_empty(sum, so->q, so->r)))
 			continue;
+		if (so->pend_lookup &&
+			mih_cache_screen_rules_out(NULL, sum, so->run_tables[r], so->nblocks, so->masks,
+									   so->probes, so->nprobes, so->q, so->qrem, so->r))
+		{
+			so->screened |= UINT64CONST(1) << r;
+			continue;
+		}
 		for (int j = 0; j < so->nblocks; j++)
 		{
 			if (!(so->run_tables[r] & (1 << j)))
@@ -444,9 +454,18 @@ next_table(Relation index, MihScanOpaque so)
 			continue;
 		so->sum = mih_cache_run(index, so->runs, so->run_serials, so->run_tables, so->nruns,
 								so->run);
-		if (so->sum && so->memo && mih_cache_run_empty(so->sum, so->q, so->r))
+		if (so->sum && so->memo &&
+			(mih_cache_run_empty(so->sum, so->q, so->r) ||
+			 (so->screened & (UINT64CONST(1) << so->run)) ||
+			 (so->pend_lookup &&
+			  mih_cache_screen_rules_out(index, so->sum, so->run_tables[so->run], so->nblocks,
+										 so->masks, so->probes, so->nprobes, so->q, so->qrem,
+										 so->r))))
 		{
-			/* an earlier search of this ball found nothing here: nothing to find */
+			/*
+			 * An earlier search of this ball found nothing here, or the
+			 * run's screen shows nothing within reach: nothing to find
+			 */
 			mih_cache_release(so->sum);
 			so->sum = NULL;
 			so->table = so->nblocks;	/* no table of it to read */
