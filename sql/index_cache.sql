@@ -428,7 +428,7 @@ DROP FUNCTION sh_pend_check();
 DROP TABLE sh_pend, sh_pend_q;
 
 -- Screens of small runs (src/mih/mih_cache_screen.c): once a backend has
--- searched a run of at most 65,536 entries eight times with one ball and
+-- searched a run of at most 131,072 entries eight times with one ball and
 -- few probes, it keeps each table's entries by block value with 32 bits of
 -- the rest of the fingerprint, and skips unread a run none of whose entries
 -- can be within the radius. 20,000 rows in one run, then more through a

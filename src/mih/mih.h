@@ -826,7 +826,7 @@ extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx)
 extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
 
 /* ---- mih_cache_screen.c: small runs ruled out from memory ---- */
-#define MIH_SCREEN_MAX_ENTRIES	65536	/* runs up to this many entries get one */
+#define MIH_SCREEN_MAX_ENTRIES	131072	/* runs up to this many entries get one */
 typedef struct MihRunScreen MihRunScreen;
 extern bool mih_cache_screen_rules_out(Relation index, MihRunSummary *s, uint32 tables,
 									   int nblocks, const uint64 *masks,

@@ -6,7 +6,7 @@
  *		run holds nothing within its radius and skip the run unread.
  *
  * Inserts between VACUUMs leave, beside the large run, a few runs of 4,096
- * to 65,536 entries (size-tiered merges, mih_merge.c), and every insert
+ * to 131,072 entries (size-tiered merges, mih_merge.c), and every insert
  * under the near-duplicate constraint searches each of them: four probes a
  * run at radius 3, each a place or position lookup and, where the value is
  * present (39% of probes in a run of 32,768 entries), a leaf read. Over 1M
@@ -30,10 +30,11 @@
  * as the run is listed (its summary goes with it). Built from one pass over
  * one of the run's tables once this backend has searched the run
  * MIH_SCREEN_BUILD_AFTER times with one ball and few probes, and only while
- * the cache has room without dropping anything: about 8 bytes per entry
- * and table, 2 MB for a run of 65,536 entries with 4 blocks. The screen is
- * built in the query's memory and attached only once it is whole, so an
- * error or cancel midway leaves none (simhash.test_fault = screen_midway).
+ * the cache has room without dropping anything: about 6 bytes per entry
+ * and table (two entries a bucket), 3 MB for a run of 131,072 entries with
+ * 4 blocks. The screen is built in the query's memory and attached only
+ * once it is whole, so an error or cancel midway leaves none
+ * (simhash.test_fault = screen_midway).
  */
 #include "mih.h"
 
@@ -118,8 +119,8 @@ build_screen(Relation index, MihRunSummary *s, uint32 tables, int nblocks, const
 		pfree(sc.fps);
 		return;					/* not the run the header describes */
 	}
-	/* about one entry per bucket */
-	while (bits < 30 && ((int64) 1 << bits) < sc.n)
+	/* about two entries per bucket: a bucket's parts share a line */
+	while (bits < 30 && ((int64) 2 << bits) < sc.n)
 		bits++;
 	bytes = MAXALIGN(sizeof(MihRunScreen)) +
 		ntables * (MAXALIGN((((Size) 1 << bits) + 1) * sizeof(uint32)) +
