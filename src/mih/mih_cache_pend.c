@@ -1,29 +1,31 @@
 /*
  * mih_cache_pend.c
- *		A backend's summaries of full pending pages: each table's block
- *		values grouped by a hash, with the entry each belongs to, so that a
- *		radius search looks its few probe values up on a page instead of
- *		measuring the distance of every entry.
+ *		A backend's summaries of pending pages: each table's block values
+ *		chained by a hash, with the entry each belongs to, so that a radius
+ *		search looks its few probe values up on a page instead of measuring
+ *		the distance of every entry.
  *
  * Every search reads the whole pending list (up to pending_limit entries,
  * 4,096 by default), and every insert under the near-duplicate constraint
  * is such a search. Once the runs were probed by their position indexes
  * (mih_cache_pos.c), that linear pass was the largest part of a check. A
- * pending page that is full never changes again but for VACUUM's dead marks
- * (src/mih/README, "Who changes what"), and its serial names one use of its
- * block, so what a backend learns of a full page (blk, serial) stays true
- * until the page is merged away. A search with few probes (radius 3: one
- * per table) then looks each probe value up in the page's table of that
- * block, and checks only those entries on the page itself (distance, dead
- * and NULL flags), each reported by the first table whose block is near
- * enough, as in the runs. The tail page, which still grows, is read as
- * before.
+ * pending page only grows at its end, and only while it is the tail; its
+ * entries never change but for VACUUM's dead marks (src/mih/README, "Who
+ * changes what"), and its serial names one use of its block. So what a
+ * backend learns of the first n entries of a page (blk, serial) stays true
+ * until the page is merged away, and the entries appended since are added
+ * at the next read. A search with few probes (radius 3: one per table) then
+ * looks each probe value up in the page's table of that block, and checks
+ * only those entries on the page itself (distance, dead and NULL flags),
+ * each reported by the first table whose block is near enough, as in the
+ * runs. Once a page was read with a link to the next one it no longer
+ * grows (it filled, or a flush sealed it), and a search that its summary
+ * shows nothing within reach passes it unread (mih_cache_pending_skip).
  *
  * Built for a page once this backend's searches have read it linearly
- * MIH_PEND_BUILD_AFTER times (a build groups the page's entries by a hash
- * of their block value, once per table: a few linear passes' worth of
- * work), and only while the cache has room for it without dropping
- * anything: about 8 kB per table, 32 kB a page with 4 blocks.
+ * MIH_PEND_BUILD_AFTER times, and only while the cache has room for it
+ * without dropping anything: about 3 kB per table and 5 kB of fingerprints,
+ * 17 kB a page with 4 blocks.
  */
 #include "mih.h"
 
@@ -33,19 +35,20 @@
 #define MIH_PEND_BUILD_AFTER	8	/* linear passes before a page's summary */
 
 /*
- * A table's entries on the page, grouped by a hash of their block value
+ * A table's entries on the page, chained by a hash of their block value
  * into PEND_BUCKETS buckets (about half an entry each on a full page): a
- * lookup reads one pair of bucket bounds and a key or two, where a binary
- * search of the sorted values took ten dependent loads.
+ * lookup reads a bucket's head and an entry or two, where a binary search
+ * of sorted values took ten dependent loads; and an entry appended to the
+ * page is appended here in constant time.
  */
 #define PEND_BUCKET_BITS	10
 #define PEND_BUCKETS		(1 << PEND_BUCKET_BITS)
 
 typedef struct PendTable
 {
-	uint16		start[PEND_BUCKETS + 1];	/* bucket b: [start[b], start[b + 1]) */
-	uint64		keys[MIH_ENTRIES_PER_PAGE]; /* block values, by bucket */
-	uint16		idx[MIH_ENTRIES_PER_PAGE];	/* the entry of each */
+	uint16		head[PEND_BUCKETS]; /* 1 + the last entry of bucket b; 0: none */
+	uint16		prev[MIH_ENTRIES_PER_PAGE]; /* 1 + the entry before it in its
+											 * bucket; 0: none */
 } PendTable;
 
 struct MihPendSummary
@@ -53,11 +56,15 @@ struct MihPendSummary
 	BlockNumber blk;
 	uint32		serial;			/* the page's serial: which use of the block */
 	int			scans;			/* linear passes counted toward building */
-	int			n;				/* entries summarised; 0: not built */
+	int			n;				/* the first n entries are summarised */
 	int			ntables;
-	PendTable  *tables;			/* ntables of them, or NULL */
+	PendTable  *tables;			/* ntables of them, or NULL: not built */
 	uint64	   *fps;			/* the n entries' fingerprints, with tables */
-	/* the page after it, once it had one (InvalidBlockNumber until then) */
+	uint64		masks[MIH_MAX_BLOCKS];
+	/*
+	 * the page after it, once it was summarised with one: then n is all it
+	 * holds (InvalidBlockNumber until then)
+	 */
 	BlockNumber next;
 	uint32		next_serial;
 };
@@ -90,41 +97,40 @@ forget_page(MihPendSummary *ps)
 	ps->next = InvalidBlockNumber;
 }
 
-/* Group the page's entries by bucket, table by table (a counting sort). */
+/* Add entries [ps->n, n) of the page to its summary. */
 static void
-build_page(MihPendSummary *ps, const MihEntry *entries, int n, int nblocks, const uint64 *masks)
+extend_page(MihPendSummary *ps, const MihEntry *entries, int n)
+{
+	for (int i = ps->n; i < n; i++)
+	{
+		SimHash		fp = mih_entry_fp(&entries[i]);
+
+		ps->fps[i] = fp;
+		for (int j = 0; j < ps->ntables; j++)
+		{
+			PendTable  *t = &ps->tables[j];
+			uint32		b = pend_bucket(fp & ps->masks[j]);
+
+			t->prev[i] = t->head[b];
+			t->head[b] = (uint16) (i + 1);
+		}
+	}
+	ps->n = n;
+}
+
+/* Room for a page's summary, if the cache has it without dropping anything. */
+static void
+build_page(MihPendSummary *ps, int nblocks, const uint64 *masks)
 {
 	Size		bytes = PEND_SUMMARY_BYTES(nblocks);
 
-	if (n > MIH_ENTRIES_PER_PAGE || !mih_cache_reserve(bytes))
+	if (!mih_cache_reserve(bytes))
 		return;
 	ps->tables = MemoryContextAllocZero(mih_cache_context(), bytes);
 	ps->fps = (uint64 *) (ps->tables + nblocks);
 	ps->ntables = nblocks;
-	for (int i = 0; i < n; i++)
-		ps->fps[i] = mih_entry_fp(&entries[i]);
-	for (int j = 0; j < nblocks; j++)
-	{
-		PendTable  *t = &ps->tables[j];
-		uint16		fill[PEND_BUCKETS];
-
-		for (int i = 0; i < n; i++)
-			t->start[pend_bucket(mih_entry_fp(&entries[i]) & masks[j]) + 1]++;
-		for (int b = 0; b < PEND_BUCKETS; b++)
-		{
-			t->start[b + 1] += t->start[b];
-			fill[b] = t->start[b];
-		}
-		for (int i = 0; i < n; i++)
-		{
-			uint64		key = mih_entry_fp(&entries[i]) & masks[j];
-			int			at = fill[pend_bucket(key)]++;
-
-			t->keys[at] = key;
-			t->idx[at] = (uint16) i;
-		}
-	}
-	ps->n = n;
+	memcpy(ps->masks, masks, nblocks * sizeof(uint64));
+	ps->n = 0;
 }
 
 static MihPendPages *
@@ -140,10 +146,13 @@ get_pages(struct MihPendPages **slot)
 }
 
 /*
- * The summary of full pending page (blk, serial) whose n entries the caller
- * holds locked, or NULL: then the caller reads the page linearly, and this
- * counts the pass toward building one. next and next_serial are the page's
- * link as read under that lock, remembered once the page has one.
+ * The summary of the first n entries of pending page (blk, serial), which
+ * the caller holds locked, or NULL: then the caller reads the page
+ * linearly, and this counts the pass toward building one. The tail page
+ * has one too: a page only grows at its end (src/mih/README, "Who changes
+ * what"), so the entries appended since the last read are added to it.
+ * next and next_serial are the page's link as read under that lock; once
+ * it has one, n is all the page will hold.
  */
 const MihPendSummary *
 mih_cache_pending_summary(Relation index, BlockNumber blk, uint32 serial,
@@ -154,7 +163,7 @@ mih_cache_pending_summary(Relation index, BlockNumber blk, uint32 serial,
 	MihPendPages *pages;
 	MihPendSummary *ps = NULL;
 
-	if (slot == NULL || n != MIH_ENTRIES_PER_PAGE)
+	if (slot == NULL || n <= 0 || n > MIH_ENTRIES_PER_PAGE)
 		return NULL;
 	pages = get_pages(slot);
 	for (int i = 0; i < MIH_PEND_SUMMARIES; i++)
@@ -178,30 +187,33 @@ mih_cache_pending_summary(Relation index, BlockNumber blk, uint32 serial,
 		ps->blk = blk;
 		ps->serial = serial;
 	}
-	if (ps->next == InvalidBlockNumber)
+	if (ps->tables == NULL)
+	{
+		if (++ps->scans < MIH_PEND_BUILD_AFTER)
+			return NULL;
+		build_page(ps, nblocks, masks);
+		if (ps->tables == NULL)
+			return NULL;
+	}
+	if (ps->ntables != nblocks || n < ps->n)
+		return NULL;			/* not the page it was: read it */
+	extend_page(ps, entries, n);
+	if (next != InvalidBlockNumber)
 	{
 		ps->next = next;
 		ps->next_serial = next_serial;
 	}
-	if (ps->n == n && ps->ntables == nblocks)
-		return ps;
-	if (++ps->scans >= MIH_PEND_BUILD_AFTER && ps->tables == NULL)
-	{
-		build_page(ps, entries, n, nblocks, masks);
-		if (ps->n == n)
-			return ps;
-	}
-	return NULL;
+	return ps;
 }
 
 /*
- * Before reading full pending page (blk, serial): when this backend has its
- * summary and knows the page after it, and no entry found through the
- * probes (each table j's values vals[j][0 .. nvals[j])) lies within r of q,
- * the page holds no match (its fingerprints never change; dead marks only
- * take matches away), so the caller goes on to *next without reading it.
- * False when the page must be read: no summary, no link yet, or a candidate
- * whose flags only the page tells.
+ * Before reading pending page (blk, serial): when this backend has its
+ * whole summary and knows the page after it, and no entry found through
+ * the probes (each table j's values vals[j][0 .. nvals[j])) lies within r
+ * of q, the page holds no match (it no longer grows, its fingerprints never
+ * change, dead marks only take matches away), so the caller goes on to
+ * *next without reading it. False when the page must be read: no summary,
+ * no link yet, or a candidate whose flags only the page tells.
  */
 bool
 mih_cache_pending_skip(Relation index, BlockNumber blk, uint32 serial, int nblocks,
@@ -219,7 +231,7 @@ mih_cache_pending_skip(Relation index, BlockNumber blk, uint32 serial, int nbloc
 			ps = &(*slot)->slot[i];
 			break;
 		}
-	if (ps == NULL || ps->serial != serial || ps->n != MIH_ENTRIES_PER_PAGE ||
+	if (ps == NULL || ps->serial != serial || ps->tables == NULL ||
 		ps->ntables != nblocks || ps->next == InvalidBlockNumber)
 		return false;
 	for (int j = 0; j < nblocks; j++)
@@ -238,19 +250,28 @@ mih_cache_pending_skip(Relation index, BlockNumber blk, uint32 serial, int nbloc
 }
 
 /*
- * Table j's entries on the page whose block value is v: *idx receives their
- * indexes (room for MIH_ENTRIES_PER_PAGE); returns how many.
+ * Table j's summarised entries whose block value is v: *idx receives their
+ * indexes in ascending order (room for MIH_ENTRIES_PER_PAGE); returns how
+ * many.
  */
 int
 mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx)
 {
 	const PendTable *t = &ps->tables[j];
-	uint32		b = pend_bucket(v);
+	uint64		mask = ps->masks[j];
 	int			cnt = 0;
 
-	for (int k = t->start[b]; k < t->start[b + 1]; k++)
-		if (t->keys[k] == v)
-			idx[cnt++] = t->idx[k];
+	for (int k = t->head[pend_bucket(v)]; k != 0; k = t->prev[k - 1])
+		if ((ps->fps[k - 1] & mask) == v)
+			idx[cnt++] = (uint16) (k - 1);
+	/* the chain runs from the last entry back: the page's order */
+	for (int a = 0, b = cnt - 1; a < b; a++, b--)
+	{
+		uint16		x = idx[a];
+
+		idx[a] = idx[b];
+		idx[b] = x;
+	}
 	return cnt;
 }
 
