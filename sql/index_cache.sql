@@ -427,12 +427,12 @@ SELECT * FROM sh_pend_check();
 DROP FUNCTION sh_pend_check();
 DROP TABLE sh_pend, sh_pend_q;
 
--- Screens of small runs (src/mih/mih_cache_screen.c): once a backend has
--- searched a run of at most 131,072 entries eight times with one ball and
--- few probes, it keeps each table's entries by block value with 32 bits of
--- the rest of the fingerprint, and skips unread a run none of whose entries
--- can be within the radius. 20,000 rows in one run, then more through a
--- pending list of 1,024: every run small enough for a screen.
+-- Screens of runs (src/mih/mih_cache_screen.c): once a backend's searches
+-- of a run with one ball and few probes would have read about a table's
+-- leaves (at least eight searches), it keeps each table's entries by block
+-- value with 32 bits of the rest of the fingerprint, if the cache has room,
+-- and skips unread a run none of whose entries can be within the radius.
+-- 20,000 rows in one run, then more through a pending list of 1,024.
 CREATE TABLE sh_scr (id int, fp simhash) WITH (autovacuum_enabled = false);
 INSERT INTO sh_scr SELECT g, ('x' || left(md5('s' || g), 16))::bit(64)::simhash FROM generate_series(1, 20000) g;
 CREATE INDEX sh_scr_idx ON sh_scr USING simhash (fp) WITH (pending_limit = 1024);
@@ -459,6 +459,12 @@ SELECT sh_cache_hits('0f1e2d3c4b5a6979', 3, 'sh_scr') AS hits_off \gset
 RESET simhash.index_cache_size;
 SELECT :hits_screened <= 1 + pending_pages AS runs_unread, :hits_off >= :hits_screened + 4 * runs AS off_reads_runs
 FROM simhash_index_info('sh_scr_idx');
+-- no room for screens (a new backend, so none is built yet): searched as before
+\c
+SET simhash.index_cache_size = '128kB';
+SELECT * FROM sh_scr_check();
+SELECT sh_cache_hits('0f1e2d3c4b5a6978', 3, 'sh_scr') > :hits_screened AS runs_read_without_room;
+RESET simhash.index_cache_size;
 -- a build stopped halfway (an error or a cancel) leaves no screen: the
 -- run is searched as before, in a new backend
 \c

@@ -805,6 +805,7 @@ extern void mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber
 /* mih_cache.c, for mih_cache_pos.c and mih_cache_pend.c */
 extern bool mih_cache_reserve(Size bytes);
 extern void mih_cache_unreserve(Size bytes);
+extern bool mih_cache_has_room(Size bytes);
 extern MemoryContext mih_cache_context(void);
 extern struct MihPendPages **mih_cache_pending_pages(Relation index);
 extern int64 mih_cache_walk_table(Relation index, const MihRunSummary *s, int t,
@@ -826,7 +827,6 @@ extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx)
 extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
 
 /* ---- mih_cache_screen.c: small runs ruled out from memory ---- */
-#define MIH_SCREEN_MAX_ENTRIES	131072	/* runs up to this many entries get one */
 typedef struct MihRunScreen MihRunScreen;
 extern bool mih_cache_screen_rules_out(Relation index, MihRunSummary *s, uint32 tables,
 									   int nblocks, const uint64 *masks,

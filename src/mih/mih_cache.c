@@ -232,6 +232,13 @@ mih_cache_reserve(Size bytes)
 	return true;
 }
 
+/* Would bytes more fit without dropping anything? (Nothing is counted.) */
+bool
+mih_cache_has_room(Size bytes)
+{
+	return cache_bytes + bytes <= cache_limit();
+}
+
 void
 mih_cache_unreserve(Size bytes)
 {

@@ -1,7 +1,7 @@
 /*
  * mih_cache_screen.c
- *		A backend's screens of small runs: each table's entries bucketed by
- *		a hash of their block value, with 32 bits of the rest of each
+ *		A backend's screens of runs: each table's entries bucketed by a
+ *		hash of their block value, with 32 bits of the rest of each
  *		fingerprint, so that a radius search can tell from memory that a
  *		run holds nothing within its radius and skip the run unread.
  *
@@ -13,6 +13,8 @@
  * rows with runs of 32,768 and 4,096 entries and a pending list of 3,136,
  * the small runs and the pending list made 40% of a constraint check.
  * Almost every check finds nothing there; this answers that from memory.
+ * The large run gets one too when the cache has room for it (about 17 MB a
+ * million entries with 4 blocks: a larger simhash.index_cache_size).
  *
  * For each table the run serves, a screen lists every entry with a NULL
  * fingerprint left out (they match no ball), dead ones kept: bucket b holds
@@ -28,11 +30,12 @@
  * A run never changes but for dead marks (src/mih/README, "Who changes
  * what"), which only take matches away, so a screen stays true for as long
  * as the run is listed (its summary goes with it). Built from one pass over
- * one of the run's tables once this backend has searched the run
- * MIH_SCREEN_BUILD_AFTER times with one ball and few probes, and only while
- * the cache has room without dropping anything: about 6 bytes per entry
- * and table (two entries a bucket), 3 MB for a run of 131,072 entries with
- * 4 blocks. The screen is built in the query's memory and attached only
+ * one of the run's tables once this backend's searches of the run with one
+ * ball and few probes would have read about as many leaves as that pass
+ * (at least MIH_SCREEN_BUILD_AFTER searches), and only while the cache has
+ * room without dropping anything: about 6 bytes per entry and table (two
+ * entries a bucket, up to 2^16 buckets), 3 MB for a run of 131,072 entries
+ * with 4 blocks. The screen is built in the query's memory and attached only
  * once it is whole, so an error or cancel midway leaves none
  * (simhash.test_fault = screen_midway).
  */
@@ -55,6 +58,30 @@ static inline uint32
 screen_bucket(uint64 v, int bits)
 {
 	return (uint32) ((v * UINT64CONST(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+/*
+ * Buckets for n entries: about two a bucket, a bucket's parts sharing a
+ * line; at most 2^16, as many as a 16-bit block has values (beyond that a
+ * bucket holds about one value's entries).
+ */
+static int
+screen_bits(int64 n)
+{
+	int			bits = 1;
+
+	while (bits < 16 && ((int64) 2 << bits) < n)
+		bits++;
+	return bits;
+}
+
+/* The bytes of a screen of n entries and ntables tables. */
+static Size
+screen_size(int64 n, int ntables)
+{
+	return MAXALIGN(sizeof(MihRunScreen)) +
+		ntables * (MAXALIGN((((Size) 1 << screen_bits(n)) + 1) * sizeof(uint32)) +
+				   MAXALIGN(Max(n, 1) * sizeof(uint32)));
 }
 
 /* Collecting the run's fingerprints from one table's leaves */
@@ -91,7 +118,7 @@ build_screen(Relation index, MihRunSummary *s, uint32 tables, int nblocks, const
 {
 	ScreenCollect sc;
 	int			t = -1;
-	int			bits = 1;
+	int			bits;
 	int			ntables = 0;
 	Size		bytes;
 	char	   *chunk;
@@ -119,12 +146,8 @@ build_screen(Relation index, MihRunSummary *s, uint32 tables, int nblocks, const
 		pfree(sc.fps);
 		return;					/* not the run the header describes */
 	}
-	/* about two entries per bucket: a bucket's parts share a line */
-	while (bits < 30 && ((int64) 2 << bits) < sc.n)
-		bits++;
-	bytes = MAXALIGN(sizeof(MihRunScreen)) +
-		ntables * (MAXALIGN((((Size) 1 << bits) + 1) * sizeof(uint32)) +
-				   MAXALIGN(Max(sc.n, 1) * sizeof(uint32)));
+	bits = screen_bits(sc.n);
+	bytes = screen_size(sc.n, ntables);
 	/* built in the query's memory ... */
 	fill = palloc(((Size) 1 << bits) * sizeof(uint32));
 	chunk = palloc0(bytes);
@@ -188,7 +211,7 @@ build_screen(Relation index, MihRunSummary *s, uint32 tables, int nblocks, const
  * values probes[j][0 .. nprobes[j]); qrem[j] is q's remainder in table j.
  * False when it may hold one, or when the run has no screen yet. With an
  * index (the caller has the summary pinned) it counts the search toward
- * building one, for runs of at most MIH_SCREEN_MAX_ENTRIES.
+ * building one.
  */
 bool
 mih_cache_screen_rules_out(Relation index, MihRunSummary *s, uint32 tables, int nblocks,
@@ -199,9 +222,21 @@ mih_cache_screen_rules_out(Relation index, MihRunSummary *s, uint32 tables, int 
 
 	if (scr == NULL)
 	{
-		if (index == NULL || s->screen_tried || s->hdr.nentries > MIH_SCREEN_MAX_ENTRIES ||
-			++s->screen_scans < MIH_SCREEN_BUILD_AFTER)
+		int64		leaves = (s->hdr.nentries + MIH_ENTRIES_PER_PAGE - 1) / MIH_ENTRIES_PER_PAGE;
+
+		/*
+		 * Built once the searches it would have spared (four leaves each at
+		 * radius 3) cost about the one pass over a table that builds it, and
+		 * when it would fit (the same sizes as build_screen's)
+		 */
+		if (index == NULL || s->screen_tried ||
+			++s->screen_scans < Max(MIH_SCREEN_BUILD_AFTER, leaves / 4))
 			return false;
+		if (!mih_cache_has_room(screen_size(s->hdr.nentries, pg_popcount32(tables))))
+		{
+			s->screen_tried = true;
+			return false;
+		}
 		build_screen(index, s, tables, nblocks, masks);
 		scr = s->screen;
 		if (scr == NULL)
