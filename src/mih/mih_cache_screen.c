@@ -223,16 +223,21 @@ mih_cache_screen_rules_out(Relation index, MihRunSummary *s, uint32 tables, int 
 	if (scr == NULL)
 	{
 		int64		leaves = (s->hdr.nentries + MIH_ENTRIES_PER_PAGE - 1) / MIH_ENTRIES_PER_PAGE;
+		Size		size;
 
 		/*
 		 * Built once the searches it would have spared (four leaves each at
 		 * radius 3) cost about the one pass over a table that builds it, and
-		 * when it would fit (the same sizes as build_screen's)
+		 * when it would fit (the sizes build_screen allocates)
 		 */
 		if (index == NULL || s->screen_tried ||
 			++s->screen_scans < Max(MIH_SCREEN_BUILD_AFTER, leaves / 4))
 			return false;
-		if (!mih_cache_has_room(screen_size(s->hdr.nentries, pg_popcount32(tables))))
+		size = screen_size(s->hdr.nentries, pg_popcount32(tables));
+		/* (one palloc each for the screen and the run's fingerprints) */
+		if (!AllocSizeIsValid(size) ||
+			!AllocSizeIsValid((Size) s->hdr.nentries * sizeof(uint64)) ||
+			!mih_cache_has_room(size))
 		{
 			s->screen_tried = true;
 			return false;
