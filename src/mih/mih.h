@@ -770,7 +770,7 @@ typedef struct MihRunSummary
 	int			empty_r[MIH_CACHE_EMPTY_BALLS];
 	int			nempty;
 	int			empty_next;		/* the slot the next one replaces */
-	/* small runs: their entries by block value, in memory (mih_cache_screen.c) */
+	/* the run's entries by block value, in memory (mih_cache_screen.c) */
 	int			screen_scans;	/* searches counted toward building it */
 	bool		screen_tried;
 	struct MihRunScreen *screen;	/* or NULL */
@@ -802,7 +802,7 @@ extern void mih_cache_note_pending(Relation index, SimHash q, int r, BlockNumber
 								   uint32 serial, int nentries, BlockNumber next,
 								   uint32 next_serial);
 
-/* mih_cache.c, for mih_cache_pos.c and mih_cache_pend.c */
+/* mih_cache.c, for mih_cache_pos.c, mih_cache_pend.c and mih_cache_screen.c */
 extern bool mih_cache_reserve(Size bytes);
 extern void mih_cache_unreserve(Size bytes);
 extern bool mih_cache_has_room(Size bytes);
@@ -812,7 +812,7 @@ extern int64 mih_cache_walk_table(Relation index, const MihRunSummary *s, int t,
 								  void (*visit) (void *arg, const MihEntry *entries, int n),
 								  void *arg);
 
-/* ---- mih_cache_pend.c: full pending pages' entries by block value ---- */
+/* ---- mih_cache_pend.c: pending pages' entries by block value ---- */
 #define MIH_PEND_MAX_PROBES		64	/* probes a scan may look up per page */
 typedef struct MihPendSummary MihPendSummary;
 extern const MihPendSummary *mih_cache_pending_summary(Relation index, BlockNumber blk,
@@ -826,7 +826,7 @@ extern bool mih_cache_pending_skip(Relation index, BlockNumber blk, uint32 seria
 extern int	mih_pend_find(const MihPendSummary *ps, int j, uint64 v, uint16 *idx);
 extern void mih_cache_free_pending_pages(struct MihPendPages *pages);
 
-/* ---- mih_cache_screen.c: small runs ruled out from memory ---- */
+/* ---- mih_cache_screen.c: runs ruled out from memory ---- */
 typedef struct MihRunScreen MihRunScreen;
 extern bool mih_cache_screen_rules_out(Relation index, MihRunSummary *s, uint32 tables,
 									   int nblocks, const uint64 *masks,

@@ -80,7 +80,7 @@ typedef struct MihCachedIndex
 	int			npend;
 	int			pend_next;		/* the slot the next page replaces when full */
 	MihPendingChecked pend[MIH_CACHE_PENDING_PAGES];
-	struct MihPendPages *pages; /* full pending pages' summaries
+	struct MihPendPages *pages; /* pending pages' summaries
 								 * (mih_cache_pend.c), or NULL */
 	/* the buffer the metapage and pending pages were last found in */
 	BlockNumber hint_blk[MIH_CACHE_HINTS];

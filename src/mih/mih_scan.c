@@ -241,7 +241,7 @@ start_scan(Relation index, MihScanOpaque so)
 			nprobes += so->nprobes[j];
 		so->pend_lookup = nprobes <= MIH_PEND_MAX_PROBES;
 	}
-	so->screened = 0;
+	so->screened = so->screen_kept = 0;
 	if (!so->fullscan)
 		prefetch_runs(index, so);
 
@@ -275,6 +275,8 @@ prefetch_runs(Relation index, MihScanOpaque so)
 			so->screened |= UINT64CONST(1) << r;
 			continue;
 		}
+		if (so->pend_lookup && sum->screen != NULL)
+			so->screen_kept |= UINT64CONST(1) << r;	/* asked: not again */
 		for (int j = 0; j < so->nblocks; j++)
 		{
 			if (!(so->run_tables[r] & (1 << j)))
@@ -330,7 +332,7 @@ next_table(Relation index, MihScanOpaque so)
 		if (so->sum && so->memo &&
 			(mih_cache_run_empty(so->sum, so->q, so->r) ||
 			 (so->screened & (UINT64CONST(1) << so->run)) ||
-			 (so->pend_lookup &&
+			 (so->pend_lookup && !(so->screen_kept & (UINT64CONST(1) << so->run)) &&
 			  mih_cache_screen_rules_out(index, so->sum, so->run_tables[so->run], so->nblocks,
 										 so->masks, so->probes, so->nprobes, so->q, so->qrem,
 										 so->r))))

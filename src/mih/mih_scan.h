@@ -34,11 +34,12 @@ typedef struct MihScanOpaqueData
 	bool		fullscan;		/* too many probes: read table 0 whole */
 	bool		memo;			/* one ball, probed: what came back empty may
 								 * be remembered (mih_cache_run_empty) */
-	bool		pend_lookup;	/* few probes: full pending pages are
-								 * searched by their summaries */
+	bool		pend_lookup;	/* few probes: pending pages are searched
+								 * by their summaries, runs screened */
 	int64		run_found;		/* matches in the current run so far */
 	uint64		screened;		/* runs (bit r) their screens rule out
 								 * (mih_cache_screen.c) */
+	uint64		screen_kept;	/* runs whose screens were asked and did not */
 
 	/* the index as the scan saw it at its start */
 	int			nblocks;

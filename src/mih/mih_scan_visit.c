@@ -256,7 +256,7 @@ mih_scan_visit_run_leaf(Relation index, MihScanOpaque so)
 }
 
 /*
- * The matches among a full pending page's entries from first on, by its
+ * The matches among a pending page's entries from first on, by its
  * summary (mih_cache_pend.c): each table's probe values looked up, each
  * entry found checked on the page and reported by the first table whose
  * block is near enough, as in the runs.
