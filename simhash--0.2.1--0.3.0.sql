@@ -70,3 +70,23 @@ CREATE FUNCTION @extschema@.simhash_pair_groups(pairs pg_catalog.text, method pg
     AS 'MODULE_PATHNAME', 'simhash_pair_groups' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.simhash_pair_groups(pg_catalog.text, pg_catalog.text, pg_catalog.text)
     IS 'the groups of the ids in a pair list (a query returning two id columns): leader clustering or connected components, ids taken in the order of the id_order query (one id column, the first to keep first)';
+
+-- grouping on verified pairs (dedup_verify.c): the window functions with a text and a threshold
+CREATE TYPE @extschema@.simhash_group_member AS (keep_id pg_catalog.int8, jaccard pg_catalog.float8,
+                                                 near_id pg_catalog.int8, near_jaccard pg_catalog.float8);
+COMMENT ON TYPE @extschema@.simhash_group_member
+    IS 'a row''s place in a verified grouping: the kept row''s id, the similarity of the accepted pair that grouped it, and, for a row kept though it had candidates, the most similar candidate turned down';
+CREATE FUNCTION @extschema@.simhash_component(id pg_catalog.int8, fp @extschema@.simhash, radius pg_catalog.int4,
+    verify_text pg_catalog.text, threshold pg_catalog.float8, features pg_catalog.text, size pg_catalog.int4)
+    RETURNS @extschema@.simhash_group_member
+    AS 'MODULE_PATHNAME', 'simhash_component_verified' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.simhash_component(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4,
+    pg_catalog.text, pg_catalog.float8, pg_catalog.text, pg_catalog.int4)
+    IS 'window function: connected components of the pairs within radius bits whose texts'' Jaccard similarity (simhash_jaccard(a, b, features, size)) reaches threshold; the first row (in window order) is kept';
+CREATE FUNCTION @extschema@.simhash_leader(id pg_catalog.int8, fp @extschema@.simhash, radius pg_catalog.int4,
+    verify_text pg_catalog.text, threshold pg_catalog.float8, features pg_catalog.text, size pg_catalog.int4)
+    RETURNS @extschema@.simhash_group_member
+    AS 'MODULE_PATHNAME', 'simhash_leader_verified' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.simhash_leader(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4,
+    pg_catalog.text, pg_catalog.float8, pg_catalog.text, pg_catalog.int4)
+    IS 'window function: leader clustering on verified pairs: in window order, a row joins the first earlier leader within radius bits whose text''s Jaccard similarity with its own (simhash_jaccard(a, b, features, size)) reaches threshold, or leads';

@@ -118,30 +118,33 @@ BEGIN
   EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', tbl);
   PERFORM pg_temp.simhash_dedup_check_ids(tbl, current_setting('simhash_dedup.id_column'));
 
-  -- every row with its representative (NULL for a NULL fingerprint)
-  EXECUTE format(
-    'CREATE TEMP TABLE simhash_dedup_groups ON COMMIT DROP AS
-       SELECT %1$I::bigint AS id, %2$I AS fp, %7$I.%3$I(%1$I, %2$I, %4$s) OVER (ORDER BY %5$s) AS rep
-       FROM %6$s',
-    id_col, fp_col, fn, radius, ord, tbl, ext_schema);
-  -- how far each row is from the row kept for it (for the report below)
-  EXECUTE format('ALTER TABLE pg_temp.simhash_dedup_groups ADD COLUMN bits int;
-                  UPDATE pg_temp.simhash_dedup_groups g SET bits = %1$I.hamming(g.fp, r.fp)
-                  FROM pg_temp.simhash_dedup_groups r WHERE r.id = g.rep', ext_schema);
-  -- the decision: every row within the radius of its kept row, to be acted on
-  CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
-    SELECT id, rep AS keep_id, bits, NULL::float8 AS jaccard, true AS acted
-    FROM pg_temp.simhash_dedup_groups WHERE rep <> id;
-  -- verification: a candidate below the threshold stays, as a row of its own
   IF verify_col <> '' THEN
-    PERFORM pg_temp.simhash_dedup_verify(tbl, id_col, verify_col, quote_ident(ext_schema),
-      'SELECT id, keep_id FROM pg_temp.simhash_dedup_decided');
-    UPDATE pg_temp.simhash_dedup_decided d SET jaccard = v.jaccard
-      FROM pg_temp.simhash_dedup_verified v WHERE v.id = d.id;
-    UPDATE pg_temp.simhash_dedup_decided SET acted = false WHERE NOT coalesce(jaccard >= verify_thr, false);
-    GET DIAGNOSTICS n_rejected = ROW_COUNT;
-    UPDATE pg_temp.simhash_dedup_groups SET rep = id, bits = 0
-     WHERE id IN (SELECT id FROM pg_temp.simhash_dedup_decided WHERE NOT acted);
+    -- every row with its place in the groups formed on verified pairs: a
+    -- candidate pair joins a group only when the Jaccard similarity of the
+    -- two rows' text reaches the threshold (rows with equal text always do)
+    EXECUTE format(
+      'CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
+         SELECT %1$I::bigint AS id, %2$I AS fp,
+                %7$I.%3$I(%1$I, %2$I, %4$s, %8$I::text, %9$s, ''words'', %10$s) OVER (ORDER BY %5$s) AS m
+         FROM %6$s',
+      id_col, fp_col, fn, radius, ord, tbl, ext_schema, verify_col, verify_thr,
+      current_setting('simhash_dedup.verify_size')::int);
+    n_rejected := pg_temp.simhash_dedup_decide_verified(quote_ident(ext_schema));
+    CREATE TEMP TABLE simhash_dedup_groups ON COMMIT DROP AS
+      SELECT id, fp, (m).keep_id AS rep FROM pg_temp.simhash_dedup_members;
+  ELSE
+    -- every row with its representative (NULL for a NULL fingerprint)
+    EXECUTE format(
+      'CREATE TEMP TABLE simhash_dedup_groups ON COMMIT DROP AS
+         SELECT %1$I::bigint AS id, %2$I AS fp, %7$I.%3$I(%1$I, %2$I, %4$s) OVER (ORDER BY %5$s) AS rep
+         FROM %6$s',
+      id_col, fp_col, fn, radius, ord, tbl, ext_schema);
+    -- the decision: every row within the radius of its kept row, to be acted on
+    EXECUTE format(
+      'CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
+         SELECT g.id, g.rep AS keep_id, %1$I.hamming(g.fp, r.fp) AS bits, NULL::float8 AS jaccard, true AS acted
+         FROM pg_temp.simhash_dedup_groups g JOIN pg_temp.simhash_dedup_groups r ON r.id = g.rep
+         WHERE g.rep <> g.id', ext_schema);
   END IF;
   SELECT count(*), count(fp), count(DISTINCT rep) FILTER (WHERE rep <> id),
          count(*) FILTER (WHERE rep <> id)

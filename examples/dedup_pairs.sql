@@ -244,45 +244,61 @@ BEGIN
   -- (each pair is in the partners of both its rows, on the one target that found it)
   EXECUTE format('SELECT coalesce(sum(cardinality(partners)), 0) / 2 FROM %s', w_win) INTO n_pairs;
 
-  -- 4. on the coordinator: the ids in pairs with their keep value, and the
-  -- groups of the pairs, read straight from the workers, the ids taken in
-  -- the keep order
-  EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
-                  SELECT r.id, r.ord, r.fpkey FROM %s r
-                  WHERE EXISTS (SELECT 1 FROM %s w WHERE w.bucket = r.bucket AND w.fpkey = r.fpkey)',
-                 w_reps, w_win);
-  EXECUTE format('INSERT INTO %s
-                  SELECT hashint8(r.fpkey) & %s, r.fpkey, k.id, k.fpkey::%s.simhash
-                  FROM %s.simhash_pair_groups(%L, %L, %L) g
-                  JOIN pg_temp.simhash_dedup_members r ON r.id = g.id
-                  JOIN pg_temp.simhash_dedup_members k ON k.id = g.keep_id
-                  WHERE g.keep_id <> g.id',
-                 w_groups, n_buckets - 1, ext, ext,
-                 format('SELECT id, p FROM %s, unnest(partners) p WHERE id < p', w_win), method,
-                 format('SELECT id FROM pg_temp.simhash_dedup_members ORDER BY %s', ord));
-
-  -- 5. every row that is not kept, with its kept row: the rows of a
-  -- fingerprint follow the row standing for it
-  EXECUTE format('INSERT INTO %s
-                  SELECT r.id, coalesce(g.keep_id, p.id), %s.hamming(r.fp, coalesce(g.keep_fp, p.fp))
-                  FROM %s r JOIN %s p USING (bucket, fpkey) LEFT JOIN %s g USING (bucket, fpkey)
-                  WHERE coalesce(g.keep_id, p.id) <> r.id',
-                 w_drop, ext, w_rows, w_reps, w_groups);
-  GET DIAGNOSTICS n_dups = ROW_COUNT;
-  -- the decision, on the coordinator (the same as examples/dedup.sql's)
-  EXECUTE format('CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
-                  SELECT id::bigint AS id, keep_id, bits, NULL::float8 AS jaccard, true AS acted FROM %s', w_drop);
-  -- verification: a candidate below the threshold is not acted on
   IF verify_col <> '' THEN
-    PERFORM pg_temp.simhash_dedup_verify(tbl, id_col, verify_col, ext,
-      'SELECT id, keep_id FROM pg_temp.simhash_dedup_decided');
-    UPDATE pg_temp.simhash_dedup_decided d SET jaccard = v.jaccard
-      FROM pg_temp.simhash_dedup_verified v WHERE v.id = d.id;
-    UPDATE pg_temp.simhash_dedup_decided SET acted = false WHERE NOT coalesce(jaccard >= verify_thr, false);
-    GET DIAGNOSTICS n_rejected = ROW_COUNT;
-    EXECUTE format('DELETE FROM %s WHERE id IN (SELECT id FROM pg_temp.simhash_dedup_decided WHERE NOT acted)',
+    -- 4v. grouping on verified pairs, on the coordinator: the rows with a
+    -- candidate (a fingerprint in a pair, or shared with another row), their
+    -- text fetched by id (on Citus, from the workers), grouped by the same
+    -- window function as examples/dedup.sql in the same order; a row without
+    -- a candidate is a group of its own there too, so the groups are the same
+    EXECUTE format('CREATE TEMP TABLE simhash_dedup_cand ON COMMIT DROP AS
+                    SELECT r.id, r.ord, r.fp FROM %1$s r
+                    WHERE EXISTS (SELECT 1 FROM %2$s w WHERE w.bucket = r.bucket AND w.fpkey = r.fpkey)
+                       OR EXISTS (SELECT 1 FROM %1$s s WHERE s.bucket = r.bucket AND s.fpkey = r.fpkey
+                                                       AND s.id <> r.id)',
+                   w_rows, w_win);
+    EXECUTE format('CREATE TEMP TABLE simhash_dedup_text ON COMMIT DROP AS
+                    SELECT c.id, t.%2$I::text AS body FROM pg_temp.simhash_dedup_cand c JOIN %1$s t ON t.%3$I = c.id',
+                   tbl, verify_col, id_col);
+    EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
+                    SELECT c.id, c.fp,
+                           %1$s.%2$I(c.id, c.fp, %3$s, b.body, %4$s, ''words'', %5$s) OVER (ORDER BY %6$s) AS m
+                    FROM pg_temp.simhash_dedup_cand c LEFT JOIN pg_temp.simhash_dedup_text b USING (id)',
+                   ext, CASE method WHEN 'leader' THEN 'simhash_leader' ELSE 'simhash_component' END,
+                   radius, verify_thr, current_setting('simhash_dedup.verify_size')::int,
+                   format('c.ord %s NULLS LAST, c.id', current_setting('simhash_dedup.keep_dir')));
+    n_rejected := pg_temp.simhash_dedup_decide_verified(ext);
+    EXECUTE format('INSERT INTO %s SELECT id, keep_id, bits FROM pg_temp.simhash_dedup_decided WHERE acted',
                    w_drop);
-    n_dups := n_dups - n_rejected;
+    GET DIAGNOSTICS n_dups = ROW_COUNT;
+  ELSE
+    -- 4. on the coordinator: the ids in pairs with their keep value, and the
+    -- groups of the pairs, read straight from the workers, the ids taken in
+    -- the keep order
+    EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
+                    SELECT r.id, r.ord, r.fpkey FROM %s r
+                    WHERE EXISTS (SELECT 1 FROM %s w WHERE w.bucket = r.bucket AND w.fpkey = r.fpkey)',
+                   w_reps, w_win);
+    EXECUTE format('INSERT INTO %s
+                    SELECT hashint8(r.fpkey) & %s, r.fpkey, k.id, k.fpkey::%s.simhash
+                    FROM %s.simhash_pair_groups(%L, %L, %L) g
+                    JOIN pg_temp.simhash_dedup_members r ON r.id = g.id
+                    JOIN pg_temp.simhash_dedup_members k ON k.id = g.keep_id
+                    WHERE g.keep_id <> g.id',
+                   w_groups, n_buckets - 1, ext, ext,
+                   format('SELECT id, p FROM %s, unnest(partners) p WHERE id < p', w_win), method,
+                   format('SELECT id FROM pg_temp.simhash_dedup_members ORDER BY %s', ord));
+
+    -- 5. every row that is not kept, with its kept row: the rows of a
+    -- fingerprint follow the row standing for it
+    EXECUTE format('INSERT INTO %s
+                    SELECT r.id, coalesce(g.keep_id, p.id), %s.hamming(r.fp, coalesce(g.keep_fp, p.fp))
+                    FROM %s r JOIN %s p USING (bucket, fpkey) LEFT JOIN %s g USING (bucket, fpkey)
+                    WHERE coalesce(g.keep_id, p.id) <> r.id',
+                   w_drop, ext, w_rows, w_reps, w_groups);
+    GET DIAGNOSTICS n_dups = ROW_COUNT;
+    -- the decision, on the coordinator (the same as examples/dedup.sql's)
+    EXECUTE format('CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
+                    SELECT id::bigint AS id, keep_id, bits, NULL::float8 AS jaccard, true AS acted FROM %s', w_drop);
   END IF;
   EXECUTE format('SELECT count(DISTINCT keep_id) FROM %s', w_drop) INTO n_groups;
   IF current_setting('simhash_dedup.review')::bool THEN

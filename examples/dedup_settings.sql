@@ -18,8 +18,8 @@
 --   simhash_dedup.review       true when the review is to be built (printed or kept)
 --   simhash_dedup.archive_table the archive for deleted rows, quoted ('' = no archive)
 -- and the functions pg_temp.simhash_dedup_summary(), the line both print,
--- pg_temp.simhash_dedup_verify(), the exact Jaccard similarity of each row
--- about to be removed or flagged with its kept row, pg_temp.simhash_dedup_review(),
+-- pg_temp.simhash_dedup_decide_verified(), the decision of a grouping on
+-- verified pairs, pg_temp.simhash_dedup_review(),
 -- every member of every group with the shown columns, and
 -- pg_temp.simhash_dedup_archive(), the rows about to be deleted, copied whole.
 -- Both scripts leave their decision in pg_temp.simhash_dedup_decided (id,
@@ -124,7 +124,7 @@ RETURNS text LANGUAGE sql AS $summary$
     n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END,
     current_setting('simhash_dedup.method'), current_setting('simhash_dedup.radius')::int,
     CASE WHEN n_rejected IS NULL THEN ''
-         ELSE format(', each verified: Jaccard similarity of %s (word %s-grams) with its kept row at least %s; %s candidate%s below it left alone',
+         ELSE format(', grouped on verified pairs: Jaccard similarity of %s (word %s-grams) at least %s; %s candidate%s below it left alone',
                      quote_ident(current_setting('simhash_dedup.verify_column')),
                      current_setting('simhash_dedup.verify_size'),
                      current_setting('simhash_dedup.verify_threshold')::float8,
@@ -140,36 +140,39 @@ RETURNS text LANGUAGE sql AS $summary$
                   n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END) END)
 $summary$;
 
--- Verification: for each candidate (id, keep_id) the candidates query gives,
--- the exact Jaccard similarity (simhash_jaccard) of the two rows' text in the
--- verify column, into pg_temp.simhash_dedup_verified (id, keep_id, jaccard).
--- In three statements that each join the table only on its id, so that on a
--- Citus table the rows' text is fetched from the workers by id (the
--- candidates' text, then their kept rows' text) and compared on the
--- coordinator; on a plain table the same statements are simple joins.
-CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_verify(tbl regclass, id_col text, v_col text, ext text,
-                                                       candidates text)
-RETURNS bigint LANGUAGE plpgsql AS $verify$
+-- Verification happens while the groups form: both scripts fill
+-- pg_temp.simhash_dedup_members (id, fp, m) with the text form of the window
+-- functions (simhash_leader or simhash_component with the verify column and
+-- the threshold: a candidate pair joins a group only when the Jaccard
+-- similarity of its two texts reaches the threshold; equal texts always do),
+-- and this turns their answers into the decision: every row grouped under
+-- another (acted on, with the similarity of the pair that grouped it), and
+-- every row kept though it had candidates and has no duplicate of its own
+-- (left alone), shown in the group of the most similar candidate that turned
+-- it down, with that pair's distance and similarity. Rows not in members
+-- had no candidate. Returns the number left alone.
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_decide_verified(ext text)
+RETURNS bigint LANGUAGE plpgsql AS $decide$
 DECLARE
   n bigint;
 BEGIN
-  EXECUTE format('CREATE TEMP TABLE simhash_dedup_cand ON COMMIT DROP AS
-                  SELECT c.id::bigint AS id, c.keep_id::bigint AS keep_id, t.%2$I::text AS body
-                  FROM (%3$s) c JOIN %1$s t ON t.%4$I = c.id',
-                 tbl, v_col, candidates, id_col);
-  EXECUTE format('CREATE TEMP TABLE simhash_dedup_keepbody ON COMMIT DROP AS
-                  SELECT t.%2$I::bigint AS id, t.%3$I::text AS body FROM %1$s t
-                  WHERE t.%2$I IN (SELECT keep_id FROM pg_temp.simhash_dedup_cand)',
-                 tbl, id_col, v_col);
-  EXECUTE format('CREATE TEMP TABLE simhash_dedup_verified ON COMMIT DROP AS
-                  SELECT c.id, c.keep_id, %s.simhash_jaccard(c.body, k.body, ''words'', %s) AS jaccard
-                  FROM pg_temp.simhash_dedup_cand c JOIN pg_temp.simhash_dedup_keepbody k ON k.id = c.keep_id',
-                 ext, current_setting('simhash_dedup.verify_size')::int);
-  GET DIAGNOSTICS n = ROW_COUNT;
-  DROP TABLE pg_temp.simhash_dedup_cand, pg_temp.simhash_dedup_keepbody;
+  EXECUTE format(
+    'CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
+     WITH g AS (SELECT id, fp, (m).keep_id AS keep_id, (m).jaccard AS jaccard, (m).near_id AS near_id,
+                       (m).near_jaccard AS near_jaccard
+                FROM pg_temp.simhash_dedup_members WHERE (m).keep_id IS NOT NULL)
+     SELECT g.id, g.keep_id, %1$s.hamming(g.fp, k.fp) AS bits, g.jaccard, true AS acted
+       FROM g JOIN g k ON k.id = g.keep_id
+      WHERE g.keep_id <> g.id
+     UNION ALL
+     SELECT g.id, c.keep_id, %1$s.hamming(g.fp, c.fp), g.near_jaccard, false
+       FROM g JOIN g c ON c.id = g.near_id
+      WHERE g.keep_id = g.id AND NOT EXISTS (SELECT 1 FROM g x WHERE x.keep_id = g.id AND x.id <> g.id)',
+    ext);
+  SELECT count(*) INTO n FROM pg_temp.simhash_dedup_decided WHERE NOT acted;
   RETURN n;
 END
-$verify$;
+$decide$;
 
 -- Review: every row of every group (its kept row, the rows that would go,
 -- and the candidates verification left alone), with the distance in bits to

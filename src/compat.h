@@ -64,4 +64,22 @@ typedef Oid RelFileNumber;
 #define SH_NORETURN_END		pg_attribute_noreturn()
 #endif
 
+/*
+ * 16: a read of a temporary file that must return every byte it asks for
+ * is BufFileReadExact(), which errors on a short read; before, BufFileRead()
+ * returned the count. Used with storage/buffile.h included.
+ */
+#if PG_VERSION_NUM >= 160000
+#define sh_buffile_read_exact(file, ptr, size)	BufFileReadExact((file), (ptr), (size))
+#else
+#define sh_buffile_read_exact(file, ptr, size) \
+	do { \
+		size_t		sh_want_ = (size); \
+		if (BufFileRead((file), (ptr), sh_want_) != sh_want_) \
+			ereport(ERROR, \
+					(errcode_for_file_access(), \
+					 errmsg("could not read %zu bytes from a temporary file", sh_want_))); \
+	} while (0)
+#endif
+
 #endif							/* SIMHASH_COMPAT_H */

@@ -26,15 +26,20 @@
 #include "simhash.h"
 
 #include <limits.h>
+#include <math.h>
 
+#include "access/htup_details.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "windowapi.h"
 
 #include "batch.h"
+#include "dedup_verify.h"
 #include "grouping.h"
 #include "radix.h"
 
@@ -65,6 +70,10 @@ typedef struct DedupPartition
 	int64	   *ids;			/* ids of the rows with a fingerprint */
 	uint32	   *result;			/* per partition row: index into ids, or
 								 * DEDUP_NO_ROW for NULL */
+	/* the verified form (a text and a threshold) */
+	bool		verified;
+	uint32	   *row_of;			/* per partition row: its index into ids */
+	VgResult	vg;				/* the nodes of the rows with candidates */
 } DedupPartition;
 
 /* a row for the merge of identical fingerprints */
@@ -226,6 +235,68 @@ dedup_radius(FunctionCallInfo fcinfo, WindowObject winobj, const char *fname,
 				 errmsg("radius %d of %s() is out of range", *radius, fname),
 				 errdetail("The radius is a number of differing bits, 0 to 64.")));
 	return true;
+}
+
+/*
+ * The verified form's ruler: threshold (argument 4), features and size
+ * (5 and 6, optional), constants or parameters as the radius is.
+ */
+static void
+dedup_ruler(FunctionCallInfo fcinfo, WindowObject winobj, const char *fname, VgRuler *ruler)
+{
+	bool		isnull;
+	Datum		d;
+
+	for (int argno = 4; argno < PG_NARGS(); argno++)
+		if (!get_fn_expr_arg_stable(fcinfo->flinfo, argno))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the %s of %s() must be a constant or a parameter",
+							argno == 4 ? "threshold" : argno == 5 ? "features" : "size", fname),
+					 errdetail("Every pair of a partition is verified with the same measure.")));
+	d = WinGetFuncArgCurrent(winobj, 4, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the threshold of %s() is NULL", fname),
+				 errhint("Give the least Jaccard similarity, 0 to 1, at which a pair is a near-duplicate.")));
+	ruler->threshold = DatumGetFloat8(d);
+	if (!(ruler->threshold >= 0.0 && ruler->threshold <= 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("threshold %g of %s() is out of range", ruler->threshold, fname),
+				 errdetail("The threshold is a Jaccard similarity, 0 to 1.")));
+	d = WinGetFuncArgCurrent(winobj, 5, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the features of %s() are NULL", fname),
+				 errhint("Give 'words' or 'chars', as simhash_jaccard() takes them.")));
+	ruler->kind = sh_parse_feature_mode(DatumGetTextPP(d));
+	/* a NULL size is the features' default, as simhash_jaccard() omits it */
+	d = WinGetFuncArgCurrent(winobj, 6, &isnull);
+	ruler->size = isnull ? sh_default_feature_size(ruler->kind)
+		: sh_check_feature_size(ruler->kind, DatumGetInt32(d));
+}
+
+/* The verified form reads a row's text (argument 3) when it needs it. */
+typedef struct DedupFetch
+{
+	WindowObject winobj;
+	const uint32 *rowpos;
+} DedupFetch;
+
+static text *
+dedup_fetch_text(void *arg, uint32 row)
+{
+	DedupFetch *f = (DedupFetch *) arg;
+	bool		isnull;
+	bool		isout;
+	Datum		d;
+
+	d = WinGetFuncArgInPartition(f->winobj, 3, (int) f->rowpos[row], WINDOW_SEEK_HEAD, false,
+								 &isnull, &isout);
+	return isnull ? NULL : DatumGetTextPP(d);
 }
 
 /*
@@ -395,15 +466,65 @@ dedup_leaders(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep,
 }
 
 /*
+ * The verified form: the pairs of fingerprints within the radius, then the
+ * rows grouped on the pairs of rows verification accepts (dedup_verify.c).
+ */
+static void
+dedup_verified(DedupRun *run, WindowObject winobj, const DedupRows *rows, int32 radius,
+			   DedupMethod method, const VgRuler *ruler, DedupPartition *part,
+			   BatchStats *stats)
+{
+	MemoryContext partcxt = GetMemoryChunkContext(part);
+	DedupFetch	fetch;
+	VgInput		in;
+
+	run->maxedges = 1024;
+	run->edges = palloc_extended(sizeof(uint64) * run->maxedges, MCXT_ALLOC_HUGE);
+	batch_near_pairs(rows->dfps, rows->ndistinct, radius, dedup_collect_edge, run,
+					 dedup_progress, run, stats);
+	dedup_report(run, psprintf("verifying the rows of %lld pairs of fingerprints",
+							   (long long) run->nedges), NULL, false);
+
+	fetch.winobj = winobj;
+	fetch.rowpos = rows->rowpos;
+	memset(&in, 0, sizeof(in));
+	in.nrows = rows->nfp;
+	in.distinct_of = rows->distinct_of;
+	in.ndistinct = rows->ndistinct;
+	in.edges = run->edges;
+	in.nedges = run->nedges;
+	in.leader = (method == DEDUP_LEADER);
+	in.fetch = dedup_fetch_text;
+	in.fetch_arg = &fetch;
+	in.fname = run->fname;
+	vg_group(&in, ruler, &part->vg, partcxt);
+	pfree(run->edges);
+
+	for (int64 pos = 0; pos < run->nrows; pos++)
+		part->row_of[pos] = DEDUP_NO_ROW;
+	for (uint32 i = 0; i < rows->nfp; i++)
+	{
+		uint32		node = part->vg.node_of[i];
+
+		part->row_of[rows->rowpos[i]] = i;
+		part->result[rows->rowpos[i]] =
+			node == VG_NO_NODE ? i : part->vg.first[part->vg.rep[node]];
+	}
+	elog(DEBUG1, "%s: %u rows with candidates in %u texts, %lld pairs verified",
+		 run->fname, rows->nfp, part->vg.nnodes, (long long) part->vg.verified);
+}
+
+/*
  * Read the partition, group it and store every row's answer in part.
  * Temporary arrays live in a context deleted at the end; the ids and
  * results live in the partition's context, as long as the partition.
  */
 static void
 dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
-			  DedupPartition *part, DedupMethod method)
+			  DedupPartition *part, DedupMethod method, bool verified)
 {
 	const char *fname = method == DEDUP_COMPONENT ? "simhash_component" : "simhash_leader";
+	VgRuler		ruler;
 	MemoryContext partcxt = GetMemoryChunkContext(part);
 	MemoryContext workcxt;
 	MemoryContext oldcxt;
@@ -416,11 +537,14 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 	BatchStats	stats;
 
 	part->computed = true;
+	part->verified = verified;
 	if (!dedup_radius(fcinfo, winobj, fname, &radius))
 	{
 		part->null_radius = true;
 		return;
 	}
+	if (verified)
+		dedup_ruler(fcinfo, winobj, fname, &ruler);
 
 	/*
 	 * Rows are read by position through WinGetFuncArgInPartition, whose
@@ -440,12 +564,14 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 	run.limit = (Size) maintenance_work_mem * 1024;
 	INSTR_TIME_SET_CURRENT(run.start);
 	run.last_report = run.start;
-	run.used = (Size) nrows * DEDUP_BYTES_PER_ROW;
+	run.used = (Size) nrows * (DEDUP_BYTES_PER_ROW + (verified ? VG_BYTES_PER_ROW : 0));
 	dedup_check_memory(&run, run.used, psprintf("%lld rows", (long long) nrows));
 
 	/* ids and results in the partition context, the rest in workcxt */
 	part->ids = MemoryContextAllocHuge(partcxt, sizeof(int64) * Max(nrows, 1));
 	part->result = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
+	if (verified)
+		part->row_of = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
 	workcxt = AllocSetContextCreate(CurrentMemoryContext, "simhash grouping",
 									ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(workcxt);
@@ -460,15 +586,20 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 	dedup_report(&run, psprintf("%u rows with a fingerprint, %u distinct", rows.nfp,
 								rows.ndistinct), NULL, false);
 
-	rep = palloc_extended(sizeof(uint32) * Max(rows.ndistinct, 1), MCXT_ALLOC_HUGE);
-	if (method == DEDUP_COMPONENT)
-		dedup_components(&run, &rows, radius, rep, &stats);
+	if (verified)
+		dedup_verified(&run, winobj, &rows, radius, method, &ruler, part, &stats);
 	else
-		dedup_leaders(&run, &rows, radius, rep, &stats);
+	{
+		rep = palloc_extended(sizeof(uint32) * Max(rows.ndistinct, 1), MCXT_ALLOC_HUGE);
+		if (method == DEDUP_COMPONENT)
+			dedup_components(&run, &rows, radius, rep, &stats);
+		else
+			dedup_leaders(&run, &rows, radius, rep, &stats);
 
-	/* every row's answer: the first row of its representative fingerprint */
-	for (uint32 i = 0; i < rows.nfp; i++)
-		part->result[rows.rowpos[i]] = rows.dfirst[rep[rows.distinct_of[i]]];
+		/* every row's answer: the first row of its representative fingerprint */
+		for (uint32 i = 0; i < rows.nfp; i++)
+			part->result[rows.rowpos[i]] = rows.dfirst[rep[rows.distinct_of[i]]];
+	}
 
 	/* no timing here: the regression tests show this line */
 	elog(DEBUG1, "%s: %lld rows, %u with a fingerprint, %u distinct, radius %d: "
@@ -494,7 +625,7 @@ dedup_window(FunctionCallInfo fcinfo, DedupMethod method)
 
 	part = (DedupPartition *) WinGetPartitionLocalMemory(winobj, sizeof(DedupPartition));
 	if (!part->computed)
-		dedup_compute(fcinfo, winobj, part, method);
+		dedup_compute(fcinfo, winobj, part, method, false);
 	if (part->null_radius)
 		PG_RETURN_NULL();
 	pos = WinGetCurrentPosition(winobj);
@@ -524,4 +655,101 @@ Datum
 simhash_leader(PG_FUNCTION_ARGS)
 {
 	return dedup_window(fcinfo, DEDUP_LEADER);
+}
+
+/*
+ * The verified form's answer for the current row: (keep_id, jaccard,
+ * near_id, near_jaccard), a simhash_group_member. jaccard is the similarity
+ * of the accepted pair that put the row in its group (leader: with the kept
+ * row; an equal copy of the kept row: 1); near_id and near_jaccard, on a row
+ * that is kept though it had candidates, the most similar candidate that
+ * verification turned down.
+ */
+static Datum
+dedup_window_verified(FunctionCallInfo fcinfo, DedupMethod method)
+{
+	WindowObject winobj = PG_WINDOW_OBJECT();
+	DedupPartition *part;
+	TupleDesc	tupdesc = (TupleDesc) fcinfo->flinfo->fn_extra;
+	Datum		values[4] = {0};
+	bool		nulls[4] = {true, true, true, true};
+	int64		pos;
+	uint32		row;
+	uint32		node;
+	const VgResult *vg;
+
+	if (tupdesc == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		tupdesc = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
+		fcinfo->flinfo->fn_extra = tupdesc;
+		MemoryContextSwitchTo(oldcxt);
+	}
+	part = (DedupPartition *) WinGetPartitionLocalMemory(winobj, sizeof(DedupPartition));
+	if (!part->computed)
+		dedup_compute(fcinfo, winobj, part, method, true);
+	if (part->null_radius)
+		PG_RETURN_NULL();
+	pos = WinGetCurrentPosition(winobj);
+	if (part->result[pos] == DEDUP_NO_ROW)
+		PG_RETURN_NULL();
+	vg = &part->vg;
+	row = part->row_of[pos];
+	node = vg->node_of[row];
+	values[0] = Int64GetDatum(part->ids[part->result[pos]]);
+	nulls[0] = false;
+	if (node != VG_NO_NODE)
+	{
+		float8		j = get_float8_nan();
+		bool		kept = (vg->rep[node] == node && vg->first[node] == row);
+
+		if (vg->rep[node] != node)
+			j = vg->jaccard[node];
+		else if (!kept && vg->has_features[node])
+			j = 1.0;			/* an equal copy of the kept row */
+		if (!isnan(j))
+		{
+			values[1] = Float8GetDatum(j);
+			nulls[1] = false;
+		}
+		if (kept && vg->near[node] != VG_NO_NODE)
+		{
+			values[2] = Int64GetDatum(part->ids[vg->first[vg->near[node]]]);
+			nulls[2] = false;
+			if (!isnan(vg->near_jaccard[node]))
+			{
+				values[3] = Float8GetDatum(vg->near_jaccard[node]);
+				nulls[3] = false;
+			}
+		}
+	}
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+/*
+ * simhash_component(id, fp, radius, verify_text, threshold, features, size)
+ * OVER (...): connected components of the pairs within the radius whose
+ * texts' Jaccard similarity reaches the threshold.
+ */
+PG_FUNCTION_INFO_V1(simhash_component_verified);
+Datum
+simhash_component_verified(PG_FUNCTION_ARGS)
+{
+	return dedup_window_verified(fcinfo, DEDUP_COMPONENT);
+}
+
+/*
+ * simhash_leader(id, fp, radius, verify_text, threshold, features, size)
+ * OVER (...): leader clustering where a row joins the first earlier leader
+ * within the radius whose text's similarity with its own reaches the
+ * threshold.
+ */
+PG_FUNCTION_INFO_V1(simhash_leader_verified);
+Datum
+simhash_leader_verified(PG_FUNCTION_ARGS)
+{
+	return dedup_window_verified(fcinfo, DEDUP_LEADER);
 }

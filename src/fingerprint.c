@@ -81,8 +81,8 @@ sh_quote_prefix(const char *s)
 	return psprintf("%.*s...", keep, s);
 }
 
-static ShFeatureKind
-parse_feature_mode(text *mode)
+ShFeatureKind
+sh_parse_feature_mode(text *mode)
 {
 	char	   *s = text_to_cstring(mode);
 
@@ -107,19 +107,31 @@ sh_parse_feature_args(FunctionCallInfo fcinfo, int argno, ShFeatureKind *kind, i
 {
 	*kind = DEFAULT_FEATURES;
 	if (PG_NARGS() > argno)
-		*kind = parse_feature_mode(PG_GETARG_TEXT_PP(argno));
-	*size = (*kind == SH_FEATURES_WORDS) ? DEFAULT_WORDS_SIZE : DEFAULT_CHARS_SIZE;
+		*kind = sh_parse_feature_mode(PG_GETARG_TEXT_PP(argno));
+	*size = sh_default_feature_size(*kind);
 	if (PG_NARGS() > argno + 1)
-	{
-		*size = PG_GETARG_INT32(argno + 1);
-		if (*size < SH_MIN_NGRAM || *size > SH_MAX_NGRAM)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("simhash size must be between %d and %d, got %d",
-							SH_MIN_NGRAM, SH_MAX_NGRAM, *size),
-					 errdetail("The size is the number of %s in each feature.",
-							   *kind == SH_FEATURES_WORDS ? "words" : "characters")));
-	}
+		*size = sh_check_feature_size(*kind, PG_GETARG_INT32(argno + 1));
+}
+
+/* The n of a kind of features when a call does not give it. */
+int
+sh_default_feature_size(ShFeatureKind kind)
+{
+	return (kind == SH_FEATURES_WORDS) ? DEFAULT_WORDS_SIZE : DEFAULT_CHARS_SIZE;
+}
+
+/* A size given with a kind of features, checked: returned when in range. */
+int
+sh_check_feature_size(ShFeatureKind kind, int size)
+{
+	if (size < SH_MIN_NGRAM || size > SH_MAX_NGRAM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash size must be between %d and %d, got %d",
+						SH_MIN_NGRAM, SH_MAX_NGRAM, size),
+				 errdetail("The size is the number of %s in each feature.",
+						   kind == SH_FEATURES_WORDS ? "words" : "characters")));
+	return size;
 }
 
 /*

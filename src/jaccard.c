@@ -55,53 +55,58 @@ collect_hashes(void *arg, const uint64 *hashes, int n)
 	l->n += n;
 }
 
-/* The distinct feature hashes of a document, ascending; returns how many. */
-static uint64
-distinct_hashes(text *doc, ShFeatureKind kind, int size, HashList *l)
+/*
+ * The distinct feature hashes of a document, ascending, in *hashes (palloc'd,
+ * NULL when there are none); returns how many. The verified grouping
+ * (dedup_verify.c) keeps these sets to compare rows as simhash_jaccard does.
+ */
+uint64
+sh_doc_feature_set(text *doc, ShFeatureKind kind, int size, uint64 **hashes)
 {
 	size_t		len;
 	const char *utf8 = sh_text_to_utf8(doc, &len);
+	HashList	l;
 	uint64	   *tmp;
 	uint64		n = 0;
 
-	l->cap = 256;
-	l->n = 0;
-	l->h = palloc(l->cap * sizeof(uint64));
-	sh_tokenize_hashed(utf8, len, kind, size, SH_SPEC_V2, collect_hashes, l);
-	if (l->n == 0)
+	l.cap = 256;
+	l.n = 0;
+	l.h = palloc(l.cap * sizeof(uint64));
+	sh_tokenize_hashed(utf8, len, kind, size, SH_SPEC_V2, collect_hashes, &l);
+	if (l.n == 0)
+	{
+		pfree(l.h);
+		*hashes = NULL;
 		return 0;
-	tmp = palloc_extended(l->n * sizeof(uint64), MCXT_ALLOC_HUGE);
-	jaccard_sort(l->h, tmp, l->n, 0);
+	}
+	tmp = palloc_extended(l.n * sizeof(uint64), MCXT_ALLOC_HUGE);
+	jaccard_sort(l.h, tmp, l.n, 0);
 	pfree(tmp);
-	for (uint64 i = 0; i < l->n; i++)
-		if (n == 0 || l->h[i] != l->h[n - 1])
-			l->h[n++] = l->h[i];
-	l->n = n;
+	for (uint64 i = 0; i < l.n; i++)
+		if (n == 0 || l.h[i] != l.h[n - 1])
+			l.h[n++] = l.h[i];
+	*hashes = l.h;
 	return n;
 }
 
-PG_FUNCTION_INFO_V1(simhash_jaccard);
-Datum
-simhash_jaccard(PG_FUNCTION_ARGS)
+/*
+ * The Jaccard similarity of two ascending sets of distinct hashes; false
+ * (SQL NULL) when both are empty.
+ */
+bool
+sh_jaccard_of_sets(const uint64 *a, uint64 na, const uint64 *b, uint64 nb, float8 *result)
 {
-	ShFeatureKind kind;
-	int			size;
-	HashList	a;
-	HashList	b;
 	uint64		i = 0;
 	uint64		j = 0;
 	uint64		common = 0;
 
-	sh_parse_feature_args(fcinfo, 2, &kind, &size);
-	distinct_hashes(PG_GETARG_TEXT_PP(0), kind, size, &a);
-	distinct_hashes(PG_GETARG_TEXT_PP(1), kind, size, &b);
-	if (a.n == 0 && b.n == 0)
-		PG_RETURN_NULL();		/* no features: nothing to compare */
-	while (i < a.n && j < b.n)
+	if (na == 0 && nb == 0)
+		return false;			/* no features: nothing to compare */
+	while (i < na && j < nb)
 	{
-		if (a.h[i] < b.h[j])
+		if (a[i] < b[j])
 			i++;
-		else if (a.h[i] > b.h[j])
+		else if (a[i] > b[j])
 			j++;
 		else
 		{
@@ -110,7 +115,32 @@ simhash_jaccard(PG_FUNCTION_ARGS)
 			j++;
 		}
 	}
-	pfree(a.h);
-	pfree(b.h);
-	PG_RETURN_FLOAT8((float8) common / (float8) (a.n + b.n - common));
+	*result = (float8) common / (float8) (na + nb - common);
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(simhash_jaccard);
+Datum
+simhash_jaccard(PG_FUNCTION_ARGS)
+{
+	ShFeatureKind kind;
+	int			size;
+	uint64	   *a;
+	uint64	   *b;
+	uint64		na;
+	uint64		nb;
+	float8		result;
+	bool		found;
+
+	sh_parse_feature_args(fcinfo, 2, &kind, &size);
+	na = sh_doc_feature_set(PG_GETARG_TEXT_PP(0), kind, size, &a);
+	nb = sh_doc_feature_set(PG_GETARG_TEXT_PP(1), kind, size, &b);
+	found = sh_jaccard_of_sets(a, na, b, nb, &result);
+	if (a)
+		pfree(a);
+	if (b)
+		pfree(b);
+	if (!found)
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(result);
 }

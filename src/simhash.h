@@ -136,6 +136,15 @@ extern char *sh_quote_prefix(const char *s);
 /* fingerprint.c: the optional (features, size) arguments from argno on */
 extern void sh_parse_feature_args(FunctionCallInfo fcinfo, int argno, ShFeatureKind *kind,
 								  int *size);
+extern ShFeatureKind sh_parse_feature_mode(text *mode);
+extern int	sh_default_feature_size(ShFeatureKind kind);
+extern int	sh_check_feature_size(ShFeatureKind kind, int size);
+
+/* jaccard.c: a document's distinct feature hashes, ascending, and the
+ * Jaccard similarity of two such sets (false when both are empty) */
+extern uint64 sh_doc_feature_set(text *doc, ShFeatureKind kind, int size, uint64 **hashes);
+extern bool sh_jaccard_of_sets(const uint64 *a, uint64 na, const uint64 *b, uint64 nb,
+							   float8 *result);
 
 /* module.c: configuration parameters */
 extern int	simhash_progress_interval;

@@ -42,7 +42,7 @@ need_root() {
 # debhelper and postgresql-server-dev-all to build the Debian package (tools/package.sh).
 PACKAGES=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib
 	libxxhash-dev libipc-run-perl make gcc clang libclang-rt-dev valgrind
-	python3 python3-xxhash unicode-data
+	python3 python3-xxhash unicode-data manpages-dev
 	git dpkg-dev debhelper postgresql-server-dev-all sqlsmith)
 
 install_packages() {
