@@ -29,11 +29,15 @@
 --   flag_column  for action=flag: an existing bigint column, set to the kept
 --                row's id on every duplicate and to NULL on every other row
 --   verify_column  a text column (the one the fingerprints were computed
---                from): every row about to be removed or flagged is compared
---                with its kept row by the exact Jaccard similarity of their
---                word verify_size-gram sets (simhash_jaccard(a, b, 'words',
---                verify_size)); below verify_threshold it is left alone (kept,
---                and not flagged). Default: no verification
+--                from): the groups are formed on verified pairs: two rows
+--                within the radius are near-duplicates only when their texts
+--                are equal or the exact Jaccard similarity of their word
+--                verify_size-gram sets (simhash_jaccard(a, b, 'words',
+--                verify_size)) reaches verify_threshold (leader: a row tries
+--                the kept rows in the keep order until one accepts it). A
+--                row no candidate accepts is left alone (kept, not flagged)
+--                and reported with the most similar candidate that turned it
+--                down. Default: no verification
 --   verify_threshold  0..1 (default 0.5)
 --   verify_size  1..32 (default 5: word 5-grams, which separate near copies
 --                from related texts; see README.md)
@@ -65,8 +69,9 @@
 -- pasted; the table is locked against concurrent writes (SHARE ROW EXCLUSIVE)
 -- for the transaction; rows whose fingerprint is NULL are never deleted or
 -- flagged; the row kept for a group is never deleted, so no group loses its
--- last member; running it again changes nothing (the kept rows are more than
--- radius bits apart from each other, so they form no group); on any error
+-- last member; running it again changes nothing (without verification the
+-- kept rows are more than radius bits apart from each other; with it, no
+-- two kept rows within the radius reach the threshold); on any error
 -- the transaction is rolled back and nothing changes; every deleted row is
 -- in the archive unless archive=off. Memory: the grouping
 -- runs in memory (about 60 bytes per row, see README.md: raise

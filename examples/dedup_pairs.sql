@@ -14,7 +14,7 @@
 -- keep_column, action, flag_column, verify_column, verify_threshold,
 -- verify_size, show, report_rows, report_table, archive, archive_table as in
 -- examples/dedup.sql (the same rules, the same groups, the same
--- verification of each row against its kept row), and
+-- groups formed on verified pairs), and
 --   blocks       the number of blocks m (radius + 1 .. 64) the keys are cut
 --                from; default: the m with the least work for the table's
 --                number of distinct fingerprints (see below)

@@ -193,8 +193,8 @@ SQL
 	log "groups: what examples/dedup.sql would remove (report mode: nothing is changed)"
 	echo "(psql -v table=docs -v radius=12 -v verify_column=body -v verify_threshold=0.8"
 	echo "      -v keep=longest -v keep_column=body -v report_rows=0 -v report_table=review"
-	echo "      -f examples/dedup.sql: each group keeps its longest document; a candidate whose"
-	echo " jaccard with it is below 0.8 is left alone)"
+	echo "      -f examples/dedup.sql: groups form on pairs whose jaccard is at least 0.8, each keeping"
+	echo " its longest document; a candidate that no kept document accepts is left alone)"
 	(cd "$ROOT/examples" && psql -X -d "$DB" -v table=docs -v radius=12 -v verify_column=body \
 		-v verify_threshold=0.8 -v keep=longest -v keep_column=body -v report_rows=0 \
 		-v report_table=review -f dedup.sql 2>&1 | sed -e 's/^psql:dedup.sql:[0-9]*: //')
