@@ -12,11 +12,13 @@
 # copies of another document with 3 of the 150 words replaced (Jaccard of word pairs about
 # 0.92, of word 5-grams about 0.85), fingerprinted with minhash(body). Then examples/dedup.sql in
 # report mode at radius 8 (report_rows=0: the summary line, not the list of every row),
-# without and with verify_column=body (threshold 0.5), each timed end to end by psql, and the
-# candidates and rejections the summary line reports; then the verification step alone (every
-# candidate row's text against its kept row's, timed by psql): its time per candidate is what
-# verification adds, and it grows with the documents' length (simhash_jaccard is linear in both
-# texts). Last, the search: a simhash index on the sketches, and 500 queries by text (250 copies,
+# without and with verify_column=body (threshold 0.5: the groups formed on verified pairs), each
+# timed end to end by psql, and the candidates and rejections the summary line reports; the
+# same for examples/dedup_pairs.sql unless DVB_PAIRS=0; then, as the baseline of the same run,
+# what verification cost before the groups were formed on verified pairs: the unverified groups'
+# every candidate row's text against its kept row's (timed by psql; the script with
+# verification then took the unverified script's time plus about this). Verification grows
+# with the documents' length (simhash_jaccard is linear in both texts). Last, the search: a simhash index on the sketches, and 500 queries by text (250 copies,
 # 250 originals, each a row's body passed as a parameter), each
 #   SELECT id FROM dvb_docs WHERE fp <~> minhash($1) <= 12                    (unverified)
 #   ... AND simhash_jaccard(body, $1, 'words', 5) >= 0.5                      (verified)
@@ -60,19 +62,25 @@ t1=$(date +%s.%N)
 printf '   data: %s rows, %s MB of text, built and fingerprinted in %.0f s\n' "$ROWS" \
 	"$("${PSQL[@]}" -tAc "SELECT round(sum(octet_length(body)) / 1e6) FROM dvb_docs")" "$(echo "$t1 - $t0" | bc)"
 
-run() {	# label, extra psql variables...
-	local label=$1 out t0 t1
-	shift
+run() {	# label, script, extra psql variables...
+	local label=$1 script=$2 out t0 t1
+	shift 2
 	t0=$(date +%s.%N)
-	out=$(PGOPTIONS="${PGOPTIONS:-} -c simhash.progress_interval=0 -c maintenance_work_mem=1GB" \
-		psql -X -q -v table=dvb_docs -v radius=8 -v action=report -v report_rows=0 "$@" -f "$ROOT/examples/dedup.sql" 2>&1 >/dev/null)
+	out=$(PGOPTIONS="${PGOPTIONS:-} -c simhash.progress_interval=0 -c maintenance_work_mem=3GB" \
+		psql -X -q -v table=dvb_docs -v radius=8 -v action=report -v report_rows=0 "$@" -f "$ROOT/examples/$script" 2>&1 >/dev/null)
 	t1=$(date +%s.%N)
 	printf '%-28s %8.1f s   %s\n' "$label" "$(echo "$t1 - $t0" | bc)" \
 		"$(echo "$out" | grep -o 'holding [0-9]* duplicates\?\|[0-9]* candidates\? below it left alone' | tr '\n' ' ')"
 }
-run "dedup.sql"
-run "dedup.sql, verify_column" -v verify_column=body -v verify_threshold=0.5
-# the verification step alone: each candidate row against its kept row, as the script does it
+run "dedup.sql" dedup.sql
+run "dedup.sql, verify_column" dedup.sql -v verify_column=body -v verify_threshold=0.5
+if [ "${DVB_PAIRS:-1}" != 0 ]; then
+	run "dedup_pairs.sql" dedup_pairs.sql
+	run "dedup_pairs.sql, verify_column" dedup_pairs.sql -v verify_column=body -v verify_threshold=0.5
+fi
+# the baseline: verification after grouping, as the scripts did it before: each candidate row of
+# the unverified groups against its kept row
+echo "verification after grouping (the scripts before groups formed on verified pairs), alone:"
 "${PSQL[@]}" <<'SQL'
 SET simhash.progress_interval = 0;
 SET maintenance_work_mem = '1GB';

@@ -11,8 +11,12 @@
 # Sources: 17 from $SIMHASH_PG17_TARBALL, else postgresql-17.6.tar.xz in ../shared/vendor/
 # beside this repository (Debian's 17 source is not served here);
 # 18 from Debian's postgresql-18 source package, fetched with a deb-src entry for sid. Prefixes: $SIMHASH_PG_BUILDS/MAJOR (default /opt/simhash-pg/MAJOR);
-# a build is complete when MAJOR/.complete exists. A cold build of 17 takes about 4 minutes
-# on 2 cores. Run as root (the scratch cluster runs as the postgres OS user). Exit status 3:
+# a build is complete when MAJOR/.complete exists and holds the configure options it was built
+# with (another set of options rebuilds it). 17 is built with assertions (--enable-cassert), as
+# a developer's server is, so that the suites run every Assert() of the extension and of the
+# server's own checks on what it is handed (a buffer used after its release, an I/O buffer not
+# aligned); 18 is a release build, as users run it. $SIMHASH_PG_CASSERT names the majors built
+# with assertions (default 17; empty: none). A cold build of 17 takes about 4 minutes on 2 cores. Run as root (the scratch cluster runs as the postgres OS user). Exit status 3:
 # skipped, because the version's source is not on this machine.
 set -euo pipefail
 
@@ -63,10 +67,21 @@ SRC
 	apt-get update -qq
 }
 
+# the configure options of a major's build
+configure_options() {
+	local opts="--enable-tap-tests"
+	case " ${SIMHASH_PG_CASSERT-17} " in
+		*" $1 "*) opts="$opts --enable-cassert" ;;
+	esac
+	echo "$opts"
+}
+
 build_server() {
-	local major=$1 prefix=$BUILDS/$1 src
-	if [ -f "$prefix/.complete" ] && [ -x "$prefix/bin/pg_config" ]; then
-		log "PostgreSQL $major: reusing the build in $prefix ($("$prefix/bin/pg_config" --version))"
+	local major=$1 prefix=$BUILDS/$1 src opts
+	opts=$(configure_options "$major")
+	if [ -f "$prefix/.complete" ] && [ -x "$prefix/bin/pg_config" ] &&
+		[ "$(cat "$prefix/.complete")" = "$opts" ]; then
+		log "PostgreSQL $major: reusing the build in $prefix ($("$prefix/bin/pg_config" --version), $opts)"
 		return 0
 	fi
 	src=$(source_tarball "$major")
@@ -75,7 +90,7 @@ build_server() {
 		echo "pg_matrix.sh: SKIPPED: no source for PostgreSQL $major (looked for ${src:-nothing})" >&2
 		exit 3
 	fi
-	log "PostgreSQL $major: building from $(basename "$src") into $prefix (about 4 minutes)"
+	log "PostgreSQL $major: building from $(basename "$src") into $prefix with $opts (about 4 minutes)"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		bison flex libreadline-dev zlib1g-dev libicu-dev pkg-config libipc-run-perl >/dev/null
 	rm -rf "$WORK/src-$major" "$prefix"
@@ -83,7 +98,8 @@ build_server() {
 	tar -xf "$src" -C "$WORK/src-$major" --strip-components=1
 	(
 		cd "$WORK/src-$major"
-		./configure --prefix="$prefix" --enable-tap-tests >"$WORK/configure-$major.log" 2>&1
+		# shellcheck disable=SC2086 # the options are words
+		./configure --prefix="$prefix" $opts >"$WORK/configure-$major.log" 2>&1
 		make -j"$(nproc)" world-bin >"$WORK/make-$major.log" 2>&1
 		make install-world-bin >"$WORK/install-$major.log" 2>&1
 	) || {
@@ -91,7 +107,7 @@ build_server() {
 		return 1
 	}
 	rm -rf "$WORK/src-$major"
-	touch "$prefix/.complete"
+	echo "$opts" >"$prefix/.complete"
 }
 
 # the extension, from the tracked files, built and installed into the prefix

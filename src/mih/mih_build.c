@@ -259,20 +259,29 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	return result;
 }
 
-/* The INIT fork of an unlogged index: just the metapage, WAL-logged. */
+/*
+ * The INIT fork of an unlogged index: just the metapage, WAL-logged. It goes
+ * through the buffer manager, as nbtree's does: a page written from palloc'd
+ * memory with smgrwrite() is not aligned for direct I/O (16 and later assert
+ * it), and the buffer manager flushes an INIT fork's pages at checkpoints.
+ * log_newpage_buffer() logs it whatever the relation's persistence (generic
+ * WAL would skip an unlogged relation).
+ */
 void
 mih_buildempty(Relation index)
 {
-	Page		metapage = (Page) palloc(BLCKSZ);
+	Buffer		metabuf;
 
-	mih_init_metapage(metapage, mih_get_options(index)->blocks);
-	PageSetChecksumInplace(metapage, MIH_METAPAGE_BLKNO);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, MIH_METAPAGE_BLKNO,
-			  (char *) metapage, true);
-	log_newpage(SH_SMGR_LOCATOR(RelationGetSmgr(index)), INIT_FORKNUM,
-				MIH_METAPAGE_BLKNO, metapage, true);
-	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
-	pfree(metapage);
+	/* the fork is new and empty: nobody else can extend it yet */
+	metabuf = ReadBufferExtended(index, INIT_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	Assert(BufferGetBlockNumber(metabuf) == MIH_METAPAGE_BLKNO);
+	START_CRIT_SECTION();
+	mih_init_metapage(BufferGetPage(metabuf), mih_get_options(index)->blocks);
+	MarkBufferDirty(metabuf);
+	log_newpage_buffer(metabuf, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(metabuf);
 }
 
 char *

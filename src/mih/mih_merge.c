@@ -184,10 +184,11 @@ seal_pending(Relation index, Buffer metabuf, MergePlan *plan)
 							 &wmeta->pending_head, &wmeta->pending_head_serial,
 							 &wmeta->pending_tail, &wmeta->pending_pages);
 			GenericXLogFinish(state);
-			UnlockReleaseBuffer(tailbuf);
-			UnlockReleaseBuffer(newbuf);
+			/* the new page's number while the buffer is still pinned */
 			plan->stop_serial = serial;
 			plan->stop = BufferGetBlockNumber(newbuf);
+			UnlockReleaseBuffer(tailbuf);
+			UnlockReleaseBuffer(newbuf);
 		}
 	}
 	memcpy(&plan->snap, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(plan->snap));

@@ -102,6 +102,11 @@ for my $r (0, 3, 8, 16)
 	}
 }
 is($bad, 0, 'index scans equal sequential scans at radii 0, 3, 8 and 16');
+like(
+	$node->safe_psql('postgres',
+		"$scan_only EXPLAIN (COSTS OFF) SELECT id FROM t, (SELECT fp AS q FROM t ORDER BY id LIMIT 1) s WHERE fp <~> q <= 8"),
+	qr/Index (Only )?Scan using|Bitmap Index Scan on/,
+	'the compared scans are index scans');
 is( $node->safe_psql('postgres',
 		"SELECT heap_tuples_checked = (SELECT count(*) FROM t) FROM simhash_index_verify('t_fp')"),
 	't',

@@ -124,6 +124,13 @@ SELECT count(*), (SELECT count(*) FROM $tbl),
        max(o) FILTER (WHERE d IS NOT NULL) < min(o) FILTER (WHERE d IS NULL)
 FROM (SELECT fp <-> '$centres[0]' AS d, row_number() OVER () AS o
       FROM (SELECT fp FROM $tbl ORDER BY fp <-> '$centres[0]') s) t});
+	like(
+		$node->safe_psql(
+			'postgres', qq{
+SET enable_seqscan = off; SET enable_sort = off; SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT fp FROM $tbl ORDER BY fp <-> '$centres[0]'}),
+		qr/Index (Only )?Scan using/,
+		"$kind ($state): the unlimited ordered scan is an index scan");
 	is($n, $all, "$kind ($state): an unlimited ordered scan returns all $all rows");
 	is($nulls_last, 't', "$kind ($state): NULL fingerprints come last");
 }
