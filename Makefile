@@ -3,7 +3,7 @@ EXTENSION = simhash
 MODULE_big = simhash
 DATA = simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql simhash--0.2.0--0.2.1.sql simhash--0.2.1--0.3.0.sql
 OBJS = src/module.o src/type.o src/distance.o src/planner.o src/accum.o src/distinct.o src/minhash.o src/nfkc.o src/tokenize.o \
-       src/fingerprint.o src/jaccard.o src/stats.o src/ball.o src/selectivity.o src/batch.o src/dedup.o src/dedup_verify.o src/pairs.o src/key_partners.o src/key_pack.o \
+       src/fingerprint.o src/jaccard.o src/stats.o src/ball.o src/selectivity.o src/batch.o src/dedup.o src/dedup_verify.o src/spill.o src/pairs.o src/key_partners.o src/key_pack.o \
        src/mih/mih_handler.o src/mih/mih_page.o src/mih/mih_run.o src/mih/mih_merge.o src/mih/mih_recycle.o src/mih/mih_build.o \
        src/mih/mih_insert.o src/mih/mih_scan.o src/mih/mih_scan_visit.o src/mih/mih_cache.o src/mih/mih_cache_pos.o src/mih/mih_cache_pend.o src/mih/mih_cache_screen.o src/mih/mih_knn.o src/mih/mih_probe.o src/mih/mih_vacuum.o src/mih/mih_cost.o \
        src/mih/mih_validate.o src/mih/mih_inspect.o src/mih/mih_verify.o src/mih/mih_leaf.o

@@ -124,19 +124,34 @@ BEGIN
   PERFORM pg_temp.simhash_dedup_check_ids(tbl, current_setting('simhash_dedup.id_column'));
 
   IF verify_col <> '' THEN
-    -- every row with its place in the groups formed on verified pairs: a
-    -- candidate pair joins a group only when the Jaccard similarity of the
-    -- two rows' text reaches the threshold (rows with equal text always do)
+    -- every row with its unverified component: only the rows of a component
+    -- of two or more have a candidate, and a verified group never crosses
+    -- components, so the rows of each are grouped on verified pairs apart
+    -- (PARTITION BY): the sort and the window hold their texts, not every
+    -- row's, and each component is verified in memory
+    EXECUTE format(
+      'CREATE TEMP TABLE simhash_dedup_comp ON COMMIT DROP AS
+         SELECT %1$I::bigint AS id, %2$I AS fp, %6$I.simhash_component(%1$I, %2$I, %3$s) OVER (ORDER BY %4$s) AS comp
+         FROM %5$s',
+      id_col, fp_col, radius, ord, tbl, ext_schema);
+    -- every row of those components with its place in the groups formed on
+    -- verified pairs: a candidate pair joins a group only when the Jaccard
+    -- similarity of the two rows' text reaches the threshold (rows with
+    -- equal text always do)
     EXECUTE format(
       'CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
          SELECT %1$I::bigint AS id, %2$I AS fp,
-                %7$I.%3$I(%1$I, %2$I, %4$s, %8$I::text, %9$s, ''words'', %10$s) OVER (ORDER BY %5$s) AS m
-         FROM %6$s',
+                %7$I.%3$I(%1$I, %2$I, %4$s, %8$I::text, %9$s, ''words'', %10$s)
+                  OVER (PARTITION BY simhash_dedup_comp ORDER BY %5$s) AS m
+         FROM (SELECT t.*, c.comp AS simhash_dedup_comp FROM %6$s t
+               JOIN pg_temp.simhash_dedup_comp c ON c.id = t.%1$I
+               WHERE c.comp IN (SELECT comp FROM pg_temp.simhash_dedup_comp WHERE comp <> id)) t',
       id_col, fp_col, fn, radius, ord, tbl, ext_schema, verify_col, verify_thr,
       current_setting('simhash_dedup.verify_size')::int);
     n_rejected := pg_temp.simhash_dedup_decide_verified(quote_ident(ext_schema));
     CREATE TEMP TABLE simhash_dedup_groups ON COMMIT DROP AS
-      SELECT id, fp, (m).keep_id AS rep FROM pg_temp.simhash_dedup_members;
+      SELECT c.id, c.fp, CASE WHEN c.fp IS NOT NULL THEN coalesce((m.m).keep_id, c.id) END AS rep
+      FROM pg_temp.simhash_dedup_comp c LEFT JOIN pg_temp.simhash_dedup_members m USING (id);
   ELSE
     -- every row with its representative (NULL for a NULL fingerprint)
     EXECUTE format(

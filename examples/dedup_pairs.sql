@@ -250,19 +250,26 @@ BEGIN
     -- text fetched by id (on Citus, from the workers), grouped by the same
     -- window function as examples/dedup.sql in the same order; a row without
     -- a candidate is a group of its own there too, so the groups are the same
+    -- (two statements, each a join on the bucket that Citus runs shard by
+    -- shard; a row of a shared fingerprint in a pair comes twice)
     EXECUTE format('CREATE TEMP TABLE simhash_dedup_cand ON COMMIT DROP AS
                     SELECT r.id, r.ord, r.fp FROM %1$s r
-                    WHERE EXISTS (SELECT 1 FROM %2$s w WHERE w.bucket = r.bucket AND w.fpkey = r.fpkey)
-                       OR EXISTS (SELECT 1 FROM %1$s s WHERE s.bucket = r.bucket AND s.fpkey = r.fpkey
-                                                       AND s.id <> r.id)',
+                    JOIN (SELECT DISTINCT bucket, fpkey FROM %2$s) w USING (bucket, fpkey)',
                    w_rows, w_win);
+    EXECUTE format('INSERT INTO pg_temp.simhash_dedup_cand
+                    SELECT r.id, r.ord, r.fp FROM %1$s r
+                    JOIN (SELECT bucket, fpkey FROM %1$s GROUP BY bucket, fpkey HAVING count(*) > 1) s
+                      USING (bucket, fpkey)',
+                   w_rows);
     EXECUTE format('CREATE TEMP TABLE simhash_dedup_text ON COMMIT DROP AS
-                    SELECT c.id, t.%2$I::text AS body FROM pg_temp.simhash_dedup_cand c JOIN %1$s t ON t.%3$I = c.id',
+                    SELECT c.id, t.%2$I::text AS body
+                    FROM (SELECT DISTINCT id FROM pg_temp.simhash_dedup_cand) c JOIN %1$s t ON t.%3$I = c.id',
                    tbl, verify_col, id_col);
     EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
                     SELECT c.id, c.fp,
                            %1$s.%2$I(c.id, c.fp, %3$s, b.body, %4$s, ''words'', %5$s) OVER (ORDER BY %6$s) AS m
-                    FROM pg_temp.simhash_dedup_cand c LEFT JOIN pg_temp.simhash_dedup_text b USING (id)',
+                    FROM (SELECT DISTINCT ON (id) * FROM pg_temp.simhash_dedup_cand) c
+                    LEFT JOIN pg_temp.simhash_dedup_text b USING (id)',
                    ext, CASE method WHEN 'leader' THEN 'simhash_leader' ELSE 'simhash_component' END,
                    radius, verify_thr, current_setting('simhash_dedup.verify_size')::int,
                    format('c.ord %s NULLS LAST, c.id', current_setting('simhash_dedup.keep_dir')));

@@ -186,6 +186,23 @@ FROM (SELECT id, (m).keep_id FROM (SELECT id, simhash_leader(id, fp, 12, body, 0
 JOIN (SELECT id, (m).keep_id FROM (SELECT id, simhash_leader(id, fp, 12, body, 0.6, 'chars', 3) OVER (ORDER BY ord, id) AS m FROM vd) s) h
 USING (id) WHERE g.keep_id IS DISTINCT FROM h.keep_id;
 
+-- texts and feature sets beyond work_mem go to temporary files: the same groups
+CREATE TEMP TABLE vd_big AS
+  SELECT g AS id, minhash(b) AS fp, b AS body
+  FROM (SELECT g, CASE WHEN g % 3 = 0 THEN vd_edit(t, 2) ELSE t END AS b
+        FROM (SELECT g, repeat((SELECT body FROM vd WHERE id = 1 + g % 60) || ' ', 4) AS t
+              FROM generate_series(1, 1500) g) x) y;
+SET work_mem = '64kB';
+CREATE TEMP TABLE vd_disk AS
+  SELECT id, simhash_leader(id, fp, 12, body, 0.8, 'words', 5) OVER (ORDER BY id) AS m FROM vd_big;
+RESET work_mem;
+CREATE TEMP TABLE vd_mem AS
+  SELECT id, simhash_leader(id, fp, 12, body, 0.8, 'words', 5) OVER (ORDER BY id) AS m FROM vd_big;
+SELECT sum(octet_length(body)) > 64 * 1024 AS texts_beyond_work_mem,
+       (SELECT count(*) FROM vd_mem WHERE (m).keep_id <> id) AS grouped,
+       (SELECT count(*) FROM vd_disk d JOIN vd_mem m USING (id) WHERE d.m IS DISTINCT FROM m.m) AS differ
+FROM vd_big;
+
 -- 3. Errors, each naming the value and the rule.
 SELECT simhash_leader(id, fp, 3, body, 1.5, 'words', 5) OVER () FROM vq;
 SELECT simhash_leader(id, fp, 3, body, -0.1, 'words', 5) OVER () FROM vq;

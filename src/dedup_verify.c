@@ -24,16 +24,16 @@
  * length and the same XXH3-128 hash. Only rows with a candidate at all (a
  * fingerprint that another row shares or that has a neighbour within the
  * radius) are read and tokenised, in one forward pass over the partition.
- * Each node's ascending distinct feature hashes go to a temporary file
- * (BufFile), so memory holds only their offsets; a verification reads one
- * set back (the later row's stays loaded while its candidates are tried).
+ * Each node's ascending distinct feature hashes are spilled (spill.c: in
+ * memory up to work_mem, then a temporary file), memory holding only their
+ * offsets; a verification reads one set back (the later row's stays loaded
+ * while its candidates are tried).
  */
 #include "simhash.h"
 
 #include <math.h>
 
 #include "miscadmin.h"
-#include "storage/buffile.h"
 #include "utils/float.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -41,6 +41,7 @@
 #include "dedup_verify.h"
 #include "feature_hash.h"
 #include "grouping.h"
+#include "spill.h"
 
 /* the key of a node: the text's hash and length, and its fingerprint's class */
 typedef struct VgNodeKey
@@ -69,8 +70,7 @@ typedef struct VgState
 	uint32	   *nfeat;			/* per node: how many */
 	bool	   *has_text;		/* per node: false for a NULL text */
 	VgNodeKey  *key;			/* per node: its text's hash and length */
-	BufFile    *file;
-	int64		file_end;
+	ShSpill		features;
 	/* class -> its nodes, ascending; class -> neighbouring classes */
 	uint32	   *cls_start;
 	uint32	   *cls_nodes;
@@ -108,14 +108,7 @@ vg_load(VgState *st, uint32 node, uint64 **buf, uint32 *cap)
 		*cap = Max(n, *cap * 2);
 		*buf = repalloc_huge(*buf, sizeof(uint64) * *cap);
 	}
-	if (n == 0)
-		return;
-	if (BufFileSeek(st->file, 0, (off_t) st->offset[node], SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("%s could not seek in its temporary file of feature hashes",
-						st->in->fname)));
-	sh_buffile_read_exact(st->file, *buf, sizeof(uint64) * n);
+	spill_read(&st->features, st->offset[node], *buf, sizeof(uint64) * n);
 }
 
 /*
@@ -292,8 +285,7 @@ vg_make_nodes(VgState *st, const bool *involved, uint32 ninvolved)
 	ctl.hcxt = CurrentMemoryContext;
 	nodes = hash_create("simhash verified texts", Max(ninvolved, 16), &ctl,
 						HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	st->file = BufFileCreateTemp(false);
-	st->file_end = 0;
+	spill_init(&st->features, (Size) work_mem * 1024);
 
 	for (uint32 i = 0; i < in->nrows; i++)
 	{
@@ -337,7 +329,7 @@ vg_make_nodes(VgState *st, const bool *involved, uint32 ninvolved)
 		out->node_of[i] = node;
 		out->first[node] = i;
 		st->cls[node] = c;
-		st->offset[node] = st->file_end;
+		st->offset[node] = st->features.end;
 		st->nfeat[node] = 0;
 		st->has_text[node] = (doc != NULL);
 		if (doc != NULL)
@@ -353,10 +345,8 @@ vg_make_nodes(VgState *st, const bool *involved, uint32 ninvolved)
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("a text given to %s() has %llu distinct features, more than %u",
 								in->fname, (unsigned long long) n, PG_UINT32_MAX / 2)));
-			if (n > 0)
-				BufFileWrite(st->file, hashes, sizeof(uint64) * n);
+			spill_append(&st->features, hashes, sizeof(uint64) * n);
 			st->nfeat[node] = (uint32) n;
-			st->file_end += (int64) (sizeof(uint64) * n);
 		}
 		if ((i & 0x3FF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -482,5 +472,5 @@ vg_group(const VgInput *in, const VgRuler *ruler, VgResult *out, MemoryContext r
 		vg_leaders(&st);
 	else
 		vg_components(&st);
-	BufFileClose(st.file);
+	spill_free(&st.features);
 }
