@@ -16,6 +16,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Cwd qw(abs_path);
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 
 my @paths = (sort(glob('/usr/share/common-licenses/*')), sort(glob('/usr/share/doc/*/copyright')),
@@ -53,7 +54,8 @@ cmp_ok($n, '>=', 2000, "$n texts read (licences, copyright files, man3 pages)");
 my $node = PostgreSQL::Test::Cluster->new('dedup_real');
 $node->init;
 $node->start;
-my $tsv = PostgreSQL::Test::Utils::tempdir() . '/texts.tsv';
+# (the server reads it: an absolute path, as tempdir() may give a relative one)
+my $tsv = abs_path(PostgreSQL::Test::Utils::tempdir()) . '/texts.tsv';
 open(my $out, '>:raw', $tsv) or die "$tsv: $!";
 print $out $copy;
 close($out);
