@@ -549,7 +549,7 @@ dedup_verified(DedupRun *run, WindowObject winobj, DedupRows *rows, int32 radius
 		part->result[rows->rowpos[i]] =
 			node == VG_NO_NODE ? i : part->vg.first[part->vg.rep[node]];
 	}
-	elog(DEBUG1, "%s: %u rows with candidates in %u texts, %lld pairs verified",
+	elog(DEBUG1, "%s: %u rows, %u distinct texts with a candidate, %lld pairs verified",
 		 run->fname, rows->nfp, part->vg.nnodes, (long long) part->vg.verified);
 }
 

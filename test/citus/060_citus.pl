@@ -360,10 +360,10 @@ FROM ds_$ds d JOIN ds_${ds}_local l USING (id)});
 			}
 		}
 		next unless $r == 8;
-		# verification, on copies (the flags above are checked below): each flagged row's text
-		# compared with its kept row's (fetched from the workers by id); the same decisions on
-		# the workers as on one node, and no row flagged whose text differs from its kept
-		# row's (the bodies are runs of x: Jaccard 1 or 0)
+		# verification, on copies (the flags above are checked below): the rows with a
+		# candidate grouped on verified pairs on the coordinator, their texts fetched from the
+		# workers by id; the same decisions on the workers as on one node, and no row flagged
+		# whose text differs from its kept row's (the bodies are runs of x: Jaccard 1 or 0)
 		$coord->safe_psql(
 			'postgres', qq{
 CREATE TABLE ds_${ds}_v (LIKE ds_$ds);
@@ -378,7 +378,7 @@ CREATE TABLE ds_${ds}_vlocal AS SELECT * FROM ds_${ds}_local;
 		is($vrc, 0, "$ds, r = $r: examples/dedup_pairs.sql with verify_column runs on the distributed table")
 		  or diag($verr);
 		# the random set has no pair within the radius, so nothing to verify
-		like($verr, qr/each verified: .* [1-9]\d* candidates? below it left alone/,
+		like($verr, qr/grouped on verified pairs: .* [1-9]\d* candidates? below it left alone/,
 			"$ds, r = $r: verification leaves candidates alone on the distributed table")
 		  if $ds ne 'random';
 		my ($wrc, $wout, $werr) = $coord->psql('postgres', undef,
