@@ -30,7 +30,8 @@ INSERT INTO jd VALUES
   (6, repeat('boilerplate navigation footer ', 40) || 'the article itself is short'),
   (7, repeat('boilerplate navigation footer ', 40) || 'another article, also short');
 CREATE TEMP TABLE jopts (features text, size int);
-INSERT INTO jopts VALUES ('words', 1), ('words', 2), ('words', 3), ('chars', 2), ('chars', 4);
+INSERT INTO jopts VALUES ('words', 1), ('words', 2), ('words', 3), ('chars', 2), ('chars', 4),
+  ('mixed', 2), ('mixed', 5);
 SELECT o.features, o.size, count(*) AS pairs,
        count(*) FILTER (WHERE simhash_jaccard(a.body, b.body, o.features, o.size) IS DISTINCT FROM
          (SELECT count(*) FROM (SELECT hash FROM simhash_features(a.body, o.features, o.size)
@@ -43,6 +44,27 @@ FROM jd a, jd b, jopts o WHERE a.id <= b.id GROUP BY 1, 2 ORDER BY 1, 2;
 -- near copies, related texts and unrelated ones (words, size 2)
 SELECT a.id, b.id, round(simhash_jaccard(a.body, b.body)::numeric, 3) AS j
 FROM jd a, jd b WHERE a.id < b.id AND a.id IN (1, 4, 6) ORDER BY 1, 2;
+
+-- 'mixed' (the default size 5): word 5-grams of the word tokens and character 3-grams of the
+-- single characters (Han, Kana, Thai, ...), two streams. Text of one kind reads as that kind's
+-- n-grams alone: Chinese as 'words', 3 (each Han character a token), English as 'words', 5.
+SELECT round(simhash_jaccard(a, b, 'mixed')::numeric, 3) AS mixed,
+       round(simhash_jaccard(a, b, 'words', 3)::numeric, 3) AS words3,
+       round(simhash_jaccard(a, b, 'words', 5)::numeric, 3) AS words5
+FROM (VALUES ('在很久很久以前，有一个美丽的公主住在一个遥远的国家里',
+              '在很久很久以前，有一位美丽的公主住在一个遥远的国家里')) v(a, b);
+SELECT simhash_jaccard(a.body, b.body, 'mixed') = simhash_jaccard(a.body, b.body, 'words', 5) AS words_as_5grams
+FROM jd a, jd b WHERE a.id = 1 AND b.id = 2;
+-- a man page translated twice (simplified, traditional with Taiwan wording), with its commands
+-- and options in Latin letters: 'mixed' reads more of it as shared than word 5-grams
+SELECT round(simhash_jaccard(a, b, 'mixed')::numeric, 3) AS mixed,
+       round(simhash_jaccard(a, b, 'words', 5)::numeric, 3) AS words5
+FROM (VALUES ('ls 命令列出目录内容。选项 -l 使用长格式列出文件，--all 不忽略以 . 开头的条目，--sort 按名称排序',
+              'ls 命令列出目錄內容。選項 -l 使用長格式列出檔案，--all 不忽略以 . 開頭的條目，--sort 按名稱排序')) v(a, b);
+-- the features: the words' 5-gram after the Han 3-grams it follows; a stream shorter than its n
+-- gives one feature of all of it, the words' first
+SELECT feature FROM simhash_features('see 中文字典 also this one more', 'mixed');
+SELECT feature FROM simhash_features('ls 中文 -l', 'mixed');
 
 -- bad arguments, as simhash(text) reports them
 SELECT simhash_jaccard('a', 'b', 'sentences');

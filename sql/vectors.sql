@@ -57,22 +57,23 @@ INSERT INTO vec_docs VALUES
 (33, 'marks_edge', U&'\0301start a \0301b 漢\0301字 กิ \20DD x\20DD \0301 \0301\0302 ๆ์'),
 (34, 'whitespace_kinds', U&'a\00A0b\2002c\3000d\2028e\2029f\0085g\000Bh\000Ci'),
 (35, 'mixed_scripts', 'Hello 世界! Привет мир — مرحبا 😀 καλημέρα 東京2020 naïve café ソウル서울 abc漢def'),
-(36, 'mixed_numbers', '3.14 ３．１４ ٣٫١٤ ३.१४ 三点一四 1,5 € 2½ 10⁻³ 0.001 ½'),
-(37, 'empty', ''),
-(38, 'whitespace_only', U&' \0009\000A\000D  \3000\00A0\2003 '),
-(39, 'punctuation_only', '!?... ,;:—–()[]{}«»"''“”‘’ ¿¡ ・、。 -_- ** // %'),
-(40, 'ignorable_only', U&'\200B\200D\FE0F\00AD\2060\FEFF'),
-(41, 'separators_and_ignorables', U&' \200B , \00AD ; \FE0F .'),
-(42, 'single_char', 'a'),
-(43, 'single_han', '漢'),
-(44, 'single_emoji', '😀'),
-(45, 'single_mark', U&'\0301'),
-(46, 'single_ligature', 'ﬁ'),
-(47, 'two_words', 'hello world'),
-(48, 'after_unicode_14', U&'\+01CCD6\+01CCD7\+01CCD8 hello world \+01CCD9 test \+01E030\+01E031 ки \+011F04\+011F05 \+031350\+031351 \+02EBF0 ok');
+(36, 'zh_en_manpage', 'ls 命令列出目录内容。选项 -l 使用长格式列出，--all 不忽略以 . 开头的条目；另见 dir(1)'),
+(37, 'mixed_numbers', '3.14 ３．１４ ٣٫١٤ ३.१४ 三点一四 1,5 € 2½ 10⁻³ 0.001 ½'),
+(38, 'empty', ''),
+(39, 'whitespace_only', U&' \0009\000A\000D  \3000\00A0\2003 '),
+(40, 'punctuation_only', '!?... ,;:—–()[]{}«»"''“”‘’ ¿¡ ・、。 -_- ** // %'),
+(41, 'ignorable_only', U&'\200B\200D\FE0F\00AD\2060\FEFF'),
+(42, 'separators_and_ignorables', U&' \200B , \00AD ; \FE0F .'),
+(43, 'single_char', 'a'),
+(44, 'single_han', '漢'),
+(45, 'single_emoji', '😀'),
+(46, 'single_mark', U&'\0301'),
+(47, 'single_ligature', 'ﬁ'),
+(48, 'two_words', 'hello world'),
+(49, 'after_unicode_14', U&'\+01CCD6\+01CCD7\+01CCD8 hello world \+01CCD9 test \+01E030\+01E031 ки \+011F04\+011F05 \+031350\+031351 \+02EBF0 ok');
 -- about 200 KB: 3000 units of mixed text with ASCII, then 70000 code points without any
 -- ASCII (the normaliser runs in bounded segments), built deterministically
-INSERT INTO vec_docs VALUES (49, 'big_mixed_200kb',
+INSERT INTO vec_docs VALUES (50, 'big_mixed_200kb',
   (SELECT string_agg((ARRAY['lorem ', 'ipsum ', 'dolor. ', 'Sit ', 'AMET, ', 'naïve ', U&'cafe\0301 ', '東京', 'タワー ', '한국어 ', '😀 ', '👍🏽', 'Привет ', 'мир! ', '3.14 ', 'ﬁne ', 'x² ', U&'co\00ADop ', 'İstanbul ', 'Straße ', '中文', '字符 ', 'ｆｕｌｌ ', U&'e\0301\0323 ', 'ΟΔΥΣΣΕΥΣ ', 'مرحبا ', 'नमस्ते ', 'สวัสดี ', U&'\000A', '-- '])
       [1 + ('x' || substr(md5('a' || i), 1, 8))::bit(32)::bigint % 30], '' ORDER BY i)
    FROM generate_series(1, 3000) AS i)
@@ -87,7 +88,7 @@ FROM vec_docs WHERE name = 'big_mixed_200kb';
 -- fingerprints of every document in every mode and specification version:
 -- simhash(doc, features, size, version)
 SELECT d.name, m.mode, m.size, m.version, simhash(d.body, m.mode, m.size, m.version) AS fingerprint
-FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1, 1), (2, 'words', 2, 1), (3, 'words', 3, 1), (4, 'chars', 1, 1), (5, 'chars', 2, 1), (6, 'chars', 3, 1), (7, 'chars', 5, 1), (8, 'words', 1, 2), (9, 'words', 2, 2), (10, 'words', 3, 2), (11, 'chars', 1, 2), (12, 'chars', 2, 2), (13, 'chars', 3, 2), (14, 'chars', 5, 2)) AS m(k, mode, size, version)
+FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1, 1), (2, 'words', 2, 1), (3, 'words', 3, 1), (4, 'chars', 1, 1), (5, 'chars', 2, 1), (6, 'chars', 3, 1), (7, 'chars', 5, 1), (8, 'mixed', 2, 1), (9, 'mixed', 5, 1), (10, 'words', 1, 2), (11, 'words', 2, 2), (12, 'words', 3, 2), (13, 'chars', 1, 2), (14, 'chars', 2, 2), (15, 'chars', 3, 2), (16, 'chars', 5, 2), (17, 'mixed', 2, 2), (18, 'mixed', 5, 2)) AS m(k, mode, size, version)
 ORDER BY d.ord, m.k;
 
 -- the defaults: words/2, and chars/3, specification version 2
@@ -102,6 +103,8 @@ SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SEL
 SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'zero_width'), 'chars', 2, 1);
 SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'han_variants'), 'words', 1, 2);
 SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'repeats'), 'words', 2, 2);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'mixed_scripts'), 'mixed', 5, 2);
+SELECT format('%L', feature) AS feature, weight, hash FROM simhash_features((SELECT body FROM vec_docs WHERE name = 'zh_en_manpage'), 'mixed', 2, 2);
 
 -- the other inputs: text[], text[] with weights, tsvector, simhash_agg
 SELECT label, fp AS fingerprint FROM (VALUES
@@ -135,7 +138,7 @@ SELECT label, fp AS fingerprint FROM (VALUES
 -- MinHash specification version 1: minhash(doc, features, size) of every document in
 -- the modes of version 2 (its features)
 SELECT d.name, m.mode, m.size, minhash(d.body, m.mode, m.size) AS sketch
-FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1), (2, 'words', 2), (3, 'words', 3), (4, 'chars', 1), (5, 'chars', 2), (6, 'chars', 3), (7, 'chars', 5)) AS m(k, mode, size)
+FROM vec_docs d CROSS JOIN (VALUES (1, 'words', 1), (2, 'words', 2), (3, 'words', 3), (4, 'chars', 1), (5, 'chars', 2), (6, 'chars', 3), (7, 'chars', 5), (8, 'mixed', 2), (9, 'mixed', 5)) AS m(k, mode, size)
 ORDER BY d.ord, m.k;
 
 -- one-word documents whose one feature falls into each of the 64 bins: 63 bins

@@ -34,6 +34,7 @@
 #define DEFAULT_FEATURES	SH_FEATURES_WORDS
 #define DEFAULT_WORDS_SIZE	2
 #define DEFAULT_CHARS_SIZE	3
+#define DEFAULT_MIXED_SIZE	5	/* the verification ruler: word 5-grams */
 
 /*
  * Bytes of s in UTF-8. In a UTF-8 (or SQL_ASCII) database that is s itself;
@@ -90,10 +91,12 @@ sh_parse_feature_mode(text *mode)
 		return SH_FEATURES_WORDS;
 	if (strcmp(s, "chars") == 0)
 		return SH_FEATURES_CHARS;
+	if (strcmp(s, "mixed") == 0)
+		return SH_FEATURES_MIXED;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown simhash feature mode \"%s\"", sh_quote_prefix(s)),
-			 errhint("Valid modes are \"words\" (words and word shingles) and \"chars\" (character n-grams).")));
+			 errhint("Valid modes are \"words\" (words and word shingles), \"chars\" (character n-grams) and \"mixed\" (word shingles, and character 3-grams of Han, Kana, Thai and other unsegmented scripts).")));
 	return SH_FEATURES_WORDS;	/* keep compiler quiet */
 }
 
@@ -117,7 +120,15 @@ sh_parse_feature_args(FunctionCallInfo fcinfo, int argno, ShFeatureKind *kind, i
 int
 sh_default_feature_size(ShFeatureKind kind)
 {
-	return (kind == SH_FEATURES_WORDS) ? DEFAULT_WORDS_SIZE : DEFAULT_CHARS_SIZE;
+	switch (kind)
+	{
+		case SH_FEATURES_CHARS:
+			return DEFAULT_CHARS_SIZE;
+		case SH_FEATURES_MIXED:
+			return DEFAULT_MIXED_SIZE;
+		default:
+			return DEFAULT_WORDS_SIZE;
+	}
 }
 
 /* A size given with a kind of features, checked: returned when in range. */
@@ -130,7 +141,7 @@ sh_check_feature_size(ShFeatureKind kind, int size)
 				 errmsg("simhash size must be between %d and %d, got %d",
 						SH_MIN_NGRAM, SH_MAX_NGRAM, size),
 				 errdetail("The size is the number of %s in each feature.",
-						   kind == SH_FEATURES_WORDS ? "words" : "characters")));
+						   kind == SH_FEATURES_CHARS ? "characters" : "words")));
 	return size;
 }
 

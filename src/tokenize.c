@@ -94,6 +94,7 @@ typedef struct ShWindow
 	size_t		len;
 	size_t		cap;
 	size_t		start[SH_MAX_NGRAM];
+	int			n;				/* items in an n-gram */
 	int			head;			/* slot of the next item: of the oldest when full */
 	int			count;			/* items held, at most n */
 } ShWindow;
@@ -117,8 +118,10 @@ typedef struct ShTokenizer
 	size_t		tokcap;
 	TokState	tokstate;
 
-	/* words, n > 1, and chars: the last n items */
+	/* words, n > 1, and chars: the last n items (win.n == n) */
 	ShWindow	win;
+	/* mixed: the last SH_MIXED_SINGLE_N single characters, a stream of their own */
+	ShWindow	swin;
 	bool		pending_space;	/* chars: a separator run since the last char */
 } ShTokenizer;
 
@@ -357,26 +360,25 @@ emit_feature(ShTokenizer *t, const char *feature, size_t len)
  * be more than half full, so that compacting stays rare.
  */
 static void
-window_reserve(ShTokenizer *t, size_t need)
+window_reserve(ShWindow *w, size_t need)
 {
-	ShWindow   *w = &t->win;
 	int			keep;
 	size_t		from;
 
 	if (w->len + need <= w->cap)
 		return;
-	keep = Min(w->count, t->n - 1);
+	keep = Min(w->count, w->n - 1);
 	if (keep > 0)
 	{
 		int			slot = w->head - keep;
 
 		if (slot < 0)
-			slot += t->n;
+			slot += w->n;
 		from = w->start[slot];
 		for (int k = 0; k < keep; k++)
 		{
 			w->start[slot] -= from;
-			if (++slot == t->n)
+			if (++slot == w->n)
 				slot = 0;
 		}
 	}
@@ -404,17 +406,15 @@ window_reserve(ShTokenizer *t, size_t need)
  * the CPU wait for the stores (they cannot be forwarded to a wider load).
  */
 static inline size_t
-window_next(ShTokenizer *t, size_t from)
+window_next(ShWindow *w, size_t from)
 {
-	ShWindow   *w = &t->win;
-
 	w->start[w->head] = from;
-	if (++w->head == t->n)
+	if (++w->head == w->n)
 		w->head = 0;
-	if (w->count < t->n)
+	if (w->count < w->n)
 	{
 		w->count++;
-		if (w->count < t->n)
+		if (w->count < w->n)
 			return NO_NGRAM;
 	}
 	/* full: the slot of the next item holds the oldest item */
@@ -423,35 +423,31 @@ window_next(ShTokenizer *t, size_t from)
 
 /* Add the item at buf[from .. to - 1] and emit the n-gram it completes. */
 static inline void
-window_add(ShTokenizer *t, size_t from, size_t to)
+window_add(ShTokenizer *t, ShWindow *w, size_t from, size_t to)
 {
-	size_t		ngram = window_next(t, from);
+	size_t		ngram = window_next(w, from);
 
 	if (ngram != NO_NGRAM)
-		emit_feature(t, t->win.buf + ngram, to - ngram);
+		emit_feature(t, w->buf + ngram, to - ngram);
 }
 
 /* Append an item, after a space for word n-grams, and add it. */
 static inline void
-window_push(ShTokenizer *t, const char *item, size_t len, bool join)
+window_push(ShTokenizer *t, ShWindow *w, const char *item, size_t len, bool join)
 {
-	ShWindow   *w = &t->win;
-
-	window_reserve(t, len + 1);
+	window_reserve(w, len + 1);
 	if (join && w->count > 0)
 		w->buf[w->len++] = ' ';
 	memcpy(w->buf + w->len, item, len);
 	w->len += len;
-	window_add(t, w->len - len, w->len);
+	window_add(t, w, w->len - len, w->len);
 }
 
 /* At the end of the text: fewer than n items make one feature. */
 static void
-window_flush(ShTokenizer *t)
+window_flush(ShTokenizer *t, ShWindow *w)
 {
-	ShWindow   *w = &t->win;
-
-	if (w->count > 0 && w->count < t->n)
+	if (w->count > 0 && w->count < w->n)
 	{
 		/* never full, so never compacted: the first item is at 0 */
 		Assert(w->start[0] == 0);
@@ -467,15 +463,23 @@ word_feature(ShTokenizer *t, const char *token, size_t len)
 	if (t->n == 1)
 		emit_feature(t, token, len);
 	else
-		window_push(t, token, len, true);
+		window_push(t, &t->win, token, len, true);
 }
 
+/*
+ * The token just read is complete: a feature of the word stream, or in
+ * 'mixed' mode, a single character (with its marks) goes to the stream of
+ * single characters, whose n-grams are SH_MIXED_SINGLE_N long.
+ */
 static inline void
 end_token(ShTokenizer *t)
 {
 	if (t->tokstate == TOK_NONE)
 		return;
-	word_feature(t, t->tok, t->toklen);
+	if (t->tokstate == TOK_SINGLE && t->kind == SH_FEATURES_MIXED)
+		window_push(t, &t->swin, t->tok, t->toklen, true);
+	else
+		word_feature(t, t->tok, t->toklen);
 	t->toklen = 0;
 	t->tokstate = TOK_NONE;
 }
@@ -549,10 +553,10 @@ feed_ngram_char(ShTokenizer *t, pg_wchar c, uint8 cls)
 		default:
 			if (t->pending_space)
 			{
-				window_push(t, " ", 1, false);
+				window_push(t, &t->win, " ", 1, false);
 				t->pending_space = false;
 			}
-			window_push(t, buf, encode_utf8(c, buf), false);
+			window_push(t, &t->win, buf, encode_utf8(c, buf), false);
 			break;
 	}
 }
@@ -569,10 +573,10 @@ feed_char(ShTokenizer *t, pg_wchar c)
 	/* a variant and its representative share their class: cls stays right */
 	if ((cls & SH_CLS_VARIANT) && t->fold_variants)
 		c = variant_char(c);
-	if (t->kind == SH_FEATURES_WORDS)
-		feed_word_char(t, c, cls);
-	else
+	if (t->kind == SH_FEATURES_CHARS)
 		feed_ngram_char(t, c, cls);
+	else
+		feed_word_char(t, c, cls);
 }
 
 #ifdef __SSE2__
@@ -781,7 +785,7 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 	 */
 	need = TOKEN_START(tokens[ntokens - 1]) + TOKEN_LEN(tokens[ntokens - 1]) -
 		TOKEN_START(tokens[0]) + 1;
-	window_reserve(t, need + 16);
+	window_reserve(w, need + 16);
 
 	/* the window's last n - 1 items, oldest first (after any compaction) */
 	before = Min(w->count, n - 1);
@@ -972,7 +976,7 @@ feed_ascii_chars(ShTokenizer *t, const unsigned char *s, size_t len)
 		 * Every byte adds at most one byte, plus one pending space; and one
 		 * more for the last byte the loop may write without keeping it.
 		 */
-		window_reserve(t, chunk + 2);
+		window_reserve(w, chunk + 2);
 		from = end = w->len;
 		any = (w->count > 0);
 		for (i = done; i < done + chunk; i++)
@@ -993,7 +997,7 @@ feed_ascii_chars(ShTokenizer *t, const unsigned char *s, size_t len)
 
 		/* until the window holds only this chunk's characters, use the ring */
 		for (i = from; i < end && i < from + n - 1; i++)
-			window_add(t, i, i + 1);
+			window_add(t, w, i, i + 1);
 		if (i < end)
 		{
 			/* then each n-gram is the n bytes up to its character */
@@ -1024,8 +1028,9 @@ feed_ascii(ShTokenizer *t, const unsigned char *s, size_t len)
 		size_t		n = Min(len - done, INTERRUPT_INTERVAL);
 
 		CHECK_FOR_INTERRUPTS();
-		if (t->kind == SH_FEATURES_WORDS)
+		if (t->kind != SH_FEATURES_CHARS)
 		{
+			/* ASCII has no single characters: 'mixed' reads it as words */
 			for (size_t i = 0; i < n; i += ASCII_CHUNK)
 				feed_ascii_words_chunk(t, s + done + i, Min(n - i, ASCII_CHUNK));
 		}
@@ -1151,10 +1156,12 @@ tokenize(ShTokenizer *t, const char *text, size_t len)
 		i = segstart + feed_segment(t, s + segstart, len - segstart, &wbuf, &wbufcap);
 	}
 
-	/* flush */
-	if (t->kind == SH_FEATURES_WORDS)
+	/* flush: the word stream's short feature before the single characters' */
+	if (t->kind != SH_FEATURES_CHARS)
 		end_token(t);
-	window_flush(t);
+	window_flush(t, &t->win);
+	if (t->kind == SH_FEATURES_MIXED)
+		window_flush(t, &t->swin);
 	if (t->emit == NULL)
 		flush_hashes(t);
 
@@ -1162,6 +1169,8 @@ tokenize(ShTokenizer *t, const char *text, size_t len)
 		pfree(t->tok);
 	if (t->win.buf)
 		pfree(t->win.buf);
+	if (t->swin.buf)
+		pfree(t->swin.buf);
 	if (wbuf)
 		pfree(wbuf);
 }
@@ -1173,6 +1182,8 @@ init_tokenizer(ShTokenizer *t, ShFeatureKind kind, int size, int version)
 	memset(t, 0, sizeof(*t));
 	t->kind = kind;
 	t->n = size;
+	t->win.n = size;
+	t->swin.n = SH_MIXED_SINGLE_N;
 	t->fold_variants = (version >= SH_SPEC_V2);
 }
 

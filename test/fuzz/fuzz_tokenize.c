@@ -2,8 +2,8 @@
  * fuzz_tokenize.c
  *		libFuzzer target for sh_tokenize() (src/tokenize.c, frontend build).
  *
- * Input: byte 0 picks the mode (bit 0: 0 = words, 1 = chars) and the size
- * ((byte >> 1) % 32 + 1); the rest is the document, arbitrary bytes. NUL
+ * Input: byte 0 picks the mode (byte % 3: 0 = words, 1 = chars, 2 = mixed)
+ * and the size ((byte / 3) % 32 + 1); the rest is the document, arbitrary bytes. NUL
  * bytes are turned into spaces first: PostgreSQL text cannot hold NUL, and
  * the tokeniser is only ever given text.
  *
@@ -36,7 +36,7 @@ die(const char *what, const char *detail, ShFeatureKind kind, int size,
 	const char *text, size_t len)
 {
 	fprintf(stderr, "\nfuzz_tokenize: %s: %s\n  mode %s, size %d\n", what, detail,
-			kind == SH_FEATURES_WORDS ? "words" : "chars", size);
+			tc_kind_name(kind), size);
 	tc_hexdump(stderr, "  text", text, len);
 	abort();
 }
@@ -66,8 +66,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	kind = (data[0] & 1) ? SH_FEATURES_CHARS : SH_FEATURES_WORDS;
-	n = (data[0] >> 1) % SH_MAX_NGRAM + 1;
+	kind = (ShFeatureKind) (data[0] % 3);	/* words, chars, mixed */
+	n = (data[0] / 3) % SH_MAX_NGRAM + 1;
 	len = size - 1;
 	text = malloc(len + 1);
 	if (text == NULL)

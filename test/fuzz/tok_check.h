@@ -203,6 +203,9 @@ typedef struct TcFeatures
 	/* for the "only feature may be short" rule */
 	uint64		nshort;
 	bool		short_has_edge_space;
+	/* 'mixed': the same per stream (0: word tokens, 1: single characters) */
+	uint64		stream_count[2];
+	uint64		stream_nshort[2];
 
 	char		err[512];
 } TcFeatures;
@@ -225,6 +228,22 @@ tcf_free(TcFeatures *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* The name of a feature mode, for messages. */
+static inline const char *
+tc_kind_name(ShFeatureKind kind)
+{
+	switch (kind)
+	{
+		case SH_FEATURES_WORDS:
+			return "words";
+		case SH_FEATURES_CHARS:
+			return "chars";
+		case SH_FEATURES_MIXED:
+			return "mixed";
+	}
+	return "?";
+}
+
 static inline void
 tcf_fail(TcFeatures *f, const char *feature, size_t len, const char *fmt,...)
 {
@@ -238,7 +257,7 @@ tcf_fail(TcFeatures *f, const char *feature, size_t len, const char *fmt,...)
 	va_end(ap);
 	off = strlen(f->err);
 	snprintf(f->err + off, sizeof(f->err) - off, " [%s size %d, feature #%llu, %zu bytes:",
-			 f->kind == SH_FEATURES_WORDS ? "words" : "chars", f->size,
+			 tc_kind_name(f->kind), f->size,
 			 (unsigned long long) f->count, len);
 	for (size_t i = 0; i < len && i < 48; i++)
 	{
@@ -260,9 +279,12 @@ tcf_fail(TcFeatures *f, const char *feature, size_t len, const char *fmt,...)
  *  - in words mode each space-separated part is one token: a run of word
  *    characters and marks, or one single character followed by marks; a
  *    full window has exactly size tokens;
- *  - in chars mode a full window has exactly size code points.
+ *  - in chars mode a full window has exactly size code points;
+ *  - in mixed mode a feature's tokens are all words (a full window has size
+ *    of them) or all single characters (SH_MIXED_SINGLE_N of them).
  * A feature with fewer tokens / code points than size is allowed only as the
- * only feature of the document (checked in tcf_finish).
+ * only feature of the document (of its stream in mixed mode; checked in
+ * tcf_finish).
  */
 static inline void
 tcf_check_one(TcFeatures *f, const char *feature, size_t len)
@@ -273,6 +295,9 @@ tcf_check_one(TcFeatures *f, const char *feature, size_t len)
 	int			ntok = 1;
 	int			tokpos = 0;		/* code points in the current token so far */
 	bool		tok_single = false;
+	int			nsingle = 0;	/* mixed: tokens that start with a single char */
+	bool		words_like = (f->kind != SH_FEATURES_CHARS);
+	int			limit = f->size;
 	uint32		prev = 0;
 	bool		first_space = false,
 				last_space = false;
@@ -307,7 +332,7 @@ tcf_check_one(TcFeatures *f, const char *feature, size_t len)
 			}
 			if (ncp == 0)
 				first_space = true;
-			if (f->kind == SH_FEATURES_WORDS)
+			if (words_like)
 			{
 				if (ncp == 0)
 				{
@@ -328,7 +353,7 @@ tcf_check_one(TcFeatures *f, const char *feature, size_t len)
 						 cls == SH_CLS_SEP ? "separator" : "ignorable", c);
 				return;
 			}
-			if (f->kind == SH_FEATURES_WORDS)
+			if (words_like)
 			{
 				/* token = (word|mark)+  or  single mark* */
 				if (cls == SH_CLS_SINGLE)
@@ -339,6 +364,7 @@ tcf_check_one(TcFeatures *f, const char *feature, size_t len)
 						return;
 					}
 					tok_single = true;
+					nsingle++;
 				}
 				/*
 				 * No check of a word character after a single-class one: a
@@ -355,21 +381,42 @@ tcf_check_one(TcFeatures *f, const char *feature, size_t len)
 		ncp++;
 		pos += n;
 	}
-	if (f->kind == SH_FEATURES_WORDS)
+	if (words_like)
 	{
+		int			stream = 0;
+
 		if (last_space)
 		{
 			tcf_fail(f, feature, len, "word n-gram ends with a space");
 			return;
 		}
-		if (ntok > f->size)
+		if (f->kind == SH_FEATURES_MIXED)
 		{
-			tcf_fail(f, feature, len, "%d tokens in a feature of size %d", ntok, f->size);
+			if (nsingle > 0 && nsingle < ntok)
+			{
+				tcf_fail(f, feature, len, "%d single characters among %d tokens: a mixed feature holds one stream",
+						 nsingle, ntok);
+				return;
+			}
+			stream = (nsingle > 0);
+			if (stream == 1)
+				limit = SH_MIXED_SINGLE_N;
+			else if (f->size == 1 && ntok > 1)
+			{
+				tcf_fail(f, feature, len, "U+0020 in a size-1 word feature");
+				return;
+			}
+			f->stream_count[stream]++;
+		}
+		if (ntok > limit)
+		{
+			tcf_fail(f, feature, len, "%d tokens in a feature of size %d", ntok, limit);
 			return;
 		}
-		if (ntok < f->size)
+		if (ntok < limit)
 		{
 			f->nshort++;
+			f->stream_nshort[stream]++;
 			f->short_has_edge_space = false;
 		}
 	}
@@ -424,11 +471,22 @@ tcf_finish(TcFeatures *f)
 {
 	if (!f->check || f->err[0])
 		return;
+	if (f->kind == SH_FEATURES_MIXED)
+	{
+		for (int st = 0; st < 2; st++)
+			if (f->stream_nshort[st] > 0 && f->stream_count[st] != 1)
+				snprintf(f->err, sizeof(f->err),
+						 "%llu short feature(s) among %llu of the %s stream: only the only feature may be short [mixed size %d]",
+						 (unsigned long long) f->stream_nshort[st],
+						 (unsigned long long) f->stream_count[st],
+						 st ? "single characters'" : "words'", f->size);
+		return;
+	}
 	if (f->nshort > 0 && f->count != 1)
 		snprintf(f->err, sizeof(f->err),
 				 "%llu short feature(s) among %llu: only the only feature may be short [%s size %d]",
 				 (unsigned long long) f->nshort, (unsigned long long) f->count,
-				 f->kind == SH_FEATURES_WORDS ? "words" : "chars", f->size);
+				 tc_kind_name(f->kind), f->size);
 	else if (f->nshort > 0 && f->short_has_edge_space)
 		snprintf(f->err, sizeof(f->err),
 				 "the whole-text feature starts or ends with a space [chars size %d]", f->size);
@@ -492,6 +550,7 @@ typedef struct TcRef
 {
 	TcBuf		tokens;			/* token bytes back to back */
 	size_t	   *tokend;
+	unsigned char *tokkind;		/* per token: 1 word, 2 single character */
 	size_t		ntok;
 	uint32	   *chars;			/* chars-mode text, code points */
 	size_t		nchars;
@@ -502,6 +561,7 @@ tcref_free(TcRef *r)
 {
 	free(r->tokens.data);
 	free(r->tokend);
+	free(r->tokkind);
 	free(r->chars);
 	memset(r, 0, sizeof(*r));
 }
@@ -639,8 +699,9 @@ tcref_build(TcRef *r, const char *text, size_t len, bool whole)
 	free(in);
 
 	r->tokend = malloc(capend * sizeof(size_t));
+	r->tokkind = malloc(capend);
 	r->chars = malloc((2 * nnorm + 1) * sizeof(uint32));
-	if (r->tokend == NULL || r->chars == NULL)
+	if (r->tokend == NULL || r->tokkind == NULL || r->chars == NULL)
 		abort();
 
 	for (size_t i = 0; i < nnorm; i++)
@@ -704,9 +765,11 @@ tcref_build(TcRef *r, const char *text, size_t len, bool whole)
 				{
 					capend *= 2;
 					r->tokend = realloc(r->tokend, capend * sizeof(size_t));
-					if (r->tokend == NULL)
+					r->tokkind = realloc(r->tokkind, capend);
+					if (r->tokend == NULL || r->tokkind == NULL)
 						abort();
 				}
+				r->tokkind[r->ntok] = (unsigned char) state;
 				r->tokend[r->ntok++] = r->tokens.len;
 			}
 			if (append)
@@ -720,9 +783,11 @@ tcref_build(TcRef *r, const char *text, size_t len, bool whole)
 		{
 			capend *= 2;
 			r->tokend = realloc(r->tokend, capend * sizeof(size_t));
-			if (r->tokend == NULL)
+			r->tokkind = realloc(r->tokkind, capend);
+			if (r->tokend == NULL || r->tokkind == NULL)
 				abort();
 		}
+		r->tokkind[r->ntok] = (unsigned char) state;
 		r->tokend[r->ntok++] = r->tokens.len;
 	}
 	free(norm);
@@ -735,7 +800,62 @@ tcref_features(const TcRef *r, ShFeatureKind kind, int size,
 {
 	TcBuf		b = {0};
 
-	if (kind == SH_FEATURES_WORDS)
+	if (kind == SH_FEATURES_MIXED)
+	{
+		/*
+		 * Two streams, word tokens and single characters; an n-gram is
+		 * emitted when the token completing it is read; at the end a stream
+		 * shorter than its n gives one feature, words first.
+		 */
+		size_t	   *idx[2];
+		size_t		cnt[2] = {0, 0};
+		int			nn[2] = {size, SH_MIXED_SINGLE_N};
+
+		idx[0] = malloc((r->ntok + 1) * sizeof(size_t));
+		idx[1] = malloc((r->ntok + 1) * sizeof(size_t));
+		if (idx[0] == NULL || idx[1] == NULL)
+			abort();
+		for (size_t t = 0; t < r->ntok; t++)
+		{
+			int			st = (r->tokkind[t] == 2);
+			size_t		from;
+
+			idx[st][cnt[st]++] = t;
+			if (cnt[st] < (size_t) nn[st])
+				continue;
+			from = cnt[st] - nn[st];
+			b.len = 0;
+			for (size_t k = from; k < cnt[st]; k++)
+			{
+				size_t		tk = idx[st][k];
+				size_t		start = tk ? r->tokend[tk - 1] : 0;
+
+				if (k > from)
+					tcbuf_append(&b, " ", 1);
+				tcbuf_append(&b, r->tokens.data + start, r->tokend[tk] - start);
+			}
+			emit(arg, b.data, b.len, XXH3_64bits(b.data, b.len));
+		}
+		for (int st = 0; st < 2; st++)
+		{
+			if (cnt[st] == 0 || cnt[st] >= (size_t) nn[st])
+				continue;
+			b.len = 0;
+			for (size_t k = 0; k < cnt[st]; k++)
+			{
+				size_t		tk = idx[st][k];
+				size_t		start = tk ? r->tokend[tk - 1] : 0;
+
+				if (k > 0)
+					tcbuf_append(&b, " ", 1);
+				tcbuf_append(&b, r->tokens.data + start, r->tokend[tk] - start);
+			}
+			emit(arg, b.data, b.len, XXH3_64bits(b.data, b.len));
+		}
+		free(idx[0]);
+		free(idx[1]);
+	}
+	else if (kind == SH_FEATURES_WORDS)
 	{
 		size_t		nwin;
 

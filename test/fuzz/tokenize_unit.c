@@ -183,6 +183,7 @@ static const Config small_configs[] = {
 	{SH_FEATURES_WORDS, 5}, {SH_FEATURES_WORDS, 32},
 	{SH_FEATURES_CHARS, 1}, {SH_FEATURES_CHARS, 2}, {SH_FEATURES_CHARS, 3},
 	{SH_FEATURES_CHARS, 5}, {SH_FEATURES_CHARS, 32},
+	{SH_FEATURES_MIXED, 1}, {SH_FEATURES_MIXED, 2}, {SH_FEATURES_MIXED, 5},
 };
 
 /* the large cases: fewer sizes, the frontend normaliser is slow (valgrind) */
@@ -204,7 +205,7 @@ run(const char *text, size_t len, ShFeatureKind kind, int size, bool store)
 static const char *
 kname(ShFeatureKind k)
 {
-	return k == SH_FEATURES_WORDS ? "words" : "chars";
+	return tc_kind_name(k);
 }
 
 /*

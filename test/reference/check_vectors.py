@@ -3,7 +3,7 @@
 
 Every test document below goes through the reference and through PostgreSQL (psql -At,
 connection from the PG* environment variables) for the modes words/1, words/2, words/3,
-chars/1, chars/2, chars/3 and chars/5. For each, the fingerprint AND the feature list of
+chars/1, chars/2, chars/3, chars/5, mixed/2 and mixed/5. For each, the fingerprint AND the feature list of
 simhash_features() (in order, with weights and hashes) must match. Also checked:
 
   - the other inputs of spec section 7 (text[], text[] + float8[], tsvector, simhash_agg);
@@ -54,7 +54,8 @@ import simhash_ref as ref  # noqa: E402
 # (feature mode, size, specification version): every mode under both versions
 MODES = [(mo, sz, v) for v in (1, 2)
          for mo, sz in [("words", 1), ("words", 2), ("words", 3),
-                        ("chars", 1), ("chars", 2), ("chars", 3), ("chars", 5)]]
+                        ("chars", 1), ("chars", 2), ("chars", 3), ("chars", 5),
+                        ("mixed", 2), ("mixed", 5)]]
 
 # ---------------------------------------------------------------------------
 # Test documents: (name, text). Names are ASCII identifiers; they key the pinned rows.
@@ -122,6 +123,7 @@ DOCS = [
     # mixed
     ("mixed_scripts",
      "Hello 世界! Привет мир — مرحبا 😀 καλημέρα 東京2020 naïve café ソウル서울 abc漢def"),
+    ("zh_en_manpage", "ls 命令列出目录内容。选项 -l 使用长格式列出，--all 不忽略以 . 开头的条目；另见 dir(1)"),
     ("mixed_numbers", "3.14 ３．１４ ٣٫١٤ ३.१४ 三点一四 1,5 € 2½ 10⁻³ 0.001 ½"),
     # NULL cases and tiny documents
     ("empty", ""),
@@ -359,7 +361,8 @@ EXTRAS = [
 PINNED_FEATURES = [("japanese", "words", 1, 1), ("emoji", "words", 1, 1),
                    ("mixed_scripts", "words", 2, 1), ("latin_decomposed", "chars", 3, 1),
                    ("zero_width", "chars", 2, 1),
-                   ("han_variants", "words", 1, 2), ("repeats", "words", 2, 2)]
+                   ("han_variants", "words", 1, 2), ("repeats", "words", 2, 2),
+                   ("mixed_scripts", "mixed", 5, 2), ("zh_en_manpage", "mixed", 2, 2)]
 
 
 _REF_CACHE = {}
@@ -812,11 +815,11 @@ def check_tables(tally):
 
 # ---- the pinned vectors: sql/vectors.sql and expected/vectors.out ----
 
-ROW_FP = re.compile(r"^ (\S+)\s+\| (words|chars)\s+\|\s+(\d+) \|\s+(\d) \| ([0-9a-f]{16}|\(null\))\s*$")
+ROW_FP = re.compile(r"^ (\S+)\s+\| (words|chars|mixed)\s+\|\s+(\d+) \|\s+(\d) \| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_DEFAULT = re.compile(r"^ (\S+)\s+\| ([0-9a-f]{16}|\(null\))\s+\| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_EXTRA = re.compile(r"^ (\w+)\s+\| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_FEATURE = re.compile(r"^ ('(?:[^']|'')*')\s*\|\s+(\d+) \| ([0-9a-f]{16})$")
-ROW_MH = re.compile(r"^ (\S+)\s+\| (words|chars)\s+\|\s+(\d+) \| ([0-9a-f]{16}|\(null\))\s*$")
+ROW_MH = re.compile(r"^ (\S+)\s+\| (words|chars|mixed)\s+\|\s+(\d+) \| ([0-9a-f]{16}|\(null\))\s*$")
 ROW_MH_BIN = re.compile(r"^ (w\d+)\s+\|\s+(\d+) \| ([0-9a-f]{16})$")
 ROW_BIG = re.compile(r"^\s+(\d+) \|\s+(\d+) \| ([0-9a-f]{32})$")
 

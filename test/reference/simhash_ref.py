@@ -11,7 +11,7 @@ Python 3.11, the same version as PostgreSQL 15's normaliser); XXH3-64 is python3
 Command line (prints the distinct features in first-occurrence order as
 "weight<TAB>hash<TAB>feature", then "fingerprint: <16 hex digits>" or "fingerprint: NULL"):
 
-  simhash_ref.py [-m words|chars] [-n SIZE] [-V 1|2] TEXT a text document (-V: the
+  simhash_ref.py [-m words|chars|mixed] [-n SIZE] [-V 1|2] TEXT a text document (-V: the
                                                           specification version, default 2)
   simhash_ref.py [-m ...] [-n ...] --file PATH            the document is a UTF-8 file
                                                           (malformed bytes: spec section 1)
@@ -384,9 +384,10 @@ def normalize(cps, segmented=False, version=2):
 # Section 4: features
 # ---------------------------------------------------------------------------
 
-def tokens_of(classified):
+def tokens_of(classified, kinds=False):
     """Words-mode tokens: maximal runs of word characters with their marks; each single
-    character with its marks; a mark with no current token starts a word."""
+    character with its marks; a mark with no current token starts a word. kinds: as
+    (kind, token) pairs, kind WORD or SINGLE."""
     toks = []
     cur = []
     state = None                        # None, WORD or SINGLE
@@ -399,23 +400,48 @@ def tokens_of(classified):
             cur.append(cp)
         elif cls == WORD:
             if state == SINGLE:
-                toks.append(cur)
+                toks.append((state, cur))
                 cur = []
             state = WORD
             cur.append(cp)
         elif cls == SINGLE:
             if state is not None:
-                toks.append(cur)
+                toks.append((state, cur))
             cur = [cp]
             state = SINGLE
         else:                           # separator
             if state is not None:
-                toks.append(cur)
+                toks.append((state, cur))
             cur = []
             state = None
     if state is not None:
-        toks.append(cur)
-    return ["".join(map(chr, tk)) for tk in toks]
+        toks.append((state, cur))
+    out = [(k, "".join(map(chr, tk))) for k, tk in toks]
+    return out if kinds else [tk for _, tk in out]
+
+
+MIXED_SINGLE_N = 3      # spec section 5: single characters' n-gram size in 'mixed'
+
+
+def mixed_features(kinded, size):
+    """'mixed': the tokens in two streams, word tokens and single characters. A feature is
+    emitted when the token that completes it is read: n consecutive tokens of one stream
+    (size for words, 3 for single characters) joined by one space; at the end, a stream
+    with at least one but fewer than n tokens yields one feature of all of them, the word
+    stream's before the single characters'."""
+    out = []
+    streams = {WORD: [], SINGLE: []}
+    sizes = {WORD: size, SINGLE: MIXED_SINGLE_N}
+    for kind, tok in kinded:
+        st = streams[kind]
+        st.append(tok)
+        if len(st) >= sizes[kind]:
+            out.append(" ".join(st[-sizes[kind]:]))
+    for kind in (WORD, SINGLE):
+        st = streams[kind]
+        if 0 < len(st) < sizes[kind]:
+            out.append(" ".join(st))
+    return out
 
 
 def chars_text(classified):
@@ -447,8 +473,8 @@ def text_features(doc, mode="words", size=None, segmented=False, version=2):
     """Every feature occurrence of a document (str, or bytes taken as UTF-8), in order.
     segmented: see normalize()."""
     if size is None:
-        size = 2 if mode == "words" else 3
-    if mode not in ("words", "chars"):
+        size = {"words": 2, "chars": 3, "mixed": 5}.get(mode)
+    if mode not in ("words", "chars", "mixed"):
         raise ValueError("unknown feature mode %r" % mode)
     if not 1 <= size <= 32:
         raise ValueError("size must be between 1 and 32")
@@ -456,6 +482,8 @@ def text_features(doc, mode="words", size=None, segmented=False, version=2):
     classified = normalize(cps, segmented, version)
     if mode == "words":
         return ngrams(tokens_of(classified), size, " ".join)
+    if mode == "mixed":
+        return mixed_features(tokens_of(classified, kinds=True), size)
     return ngrams(chars_text(classified), size, "".join)
 
 
@@ -727,7 +755,7 @@ def _print_features(pairs, quiet):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("text", nargs="?")
-    p.add_argument("-m", "--mode", choices=("words", "chars"), default="words")
+    p.add_argument("-m", "--mode", choices=("words", "chars", "mixed"), default="words")
     p.add_argument("-n", "--size", type=int)
     p.add_argument("-V", "--spec-version", type=int, choices=(1, 2), default=2)
     p.add_argument("--file")
