@@ -31,9 +31,9 @@
 --   verify_column  a text column (the one the fingerprints were computed
 --                from): the groups are formed on verified pairs: two rows
 --                within the radius are near-duplicates only when their texts
---                are equal or the exact Jaccard similarity of their word
---                verify_size-gram sets (simhash_jaccard(a, b, 'words',
---                verify_size)) reaches verify_threshold (leader: a row tries
+--                are equal or the exact Jaccard similarity of their feature
+--                sets (simhash_jaccard(a, b, verify_features, verify_size))
+--                reaches verify_threshold (leader: a row tries
 --                the kept rows in the keep order until one accepts it). A
 --                row no candidate accepts is left alone (kept, not flagged)
 --                and reported with the most similar candidate that turned it
@@ -41,6 +41,10 @@
 --   verify_threshold  0..1 (default 0.5)
 --   verify_size  1..32 (default 5: word 5-grams, which separate near copies
 --                from related texts; see README.md)
+--   verify_features  the ruler: mixed (default: word verify_size-grams, and
+--                character 3-grams of Han, Kana, Thai and the other scripts
+--                written without spaces), words (word n-grams of every
+--                script, a Han character a word) or chars
 --   show         columns to show beside each row in the report, comma-separated,
 --                each as in SQL (e.g. url,"Title"); default none
 --   report_rows  how many rows of the report to print: all (default) or a number;
@@ -141,13 +145,14 @@ BEGIN
     EXECUTE format(
       'CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
          SELECT %1$I::bigint AS id, %2$I AS fp,
-                %7$I.%3$I(%1$I, %2$I, %4$s, %8$I::text, %9$s, ''words'', %10$s)
+                %7$I.%3$I(%1$I, %2$I, %4$s, %8$I::text, %9$s, %11$L, %10$s)
                   OVER (PARTITION BY simhash_dedup_comp ORDER BY %5$s) AS m
          FROM (SELECT t.*, c.comp AS simhash_dedup_comp FROM %6$s t
                JOIN pg_temp.simhash_dedup_comp c ON c.id = t.%1$I
                WHERE c.comp IN (SELECT comp FROM pg_temp.simhash_dedup_comp WHERE comp <> id)) t',
       id_col, fp_col, fn, radius, ord, tbl, ext_schema, verify_col, verify_thr,
-      current_setting('simhash_dedup.verify_size')::int);
+      current_setting('simhash_dedup.verify_size')::int,
+      current_setting('simhash_dedup.verify_features'));
     n_rejected := pg_temp.simhash_dedup_decide_verified(quote_ident(ext_schema));
     CREATE TEMP TABLE simhash_dedup_groups ON COMMIT DROP AS
       SELECT c.id, c.fp, CASE WHEN c.fp IS NOT NULL THEN coalesce((m.m).keep_id, c.id) END AS rep

@@ -12,7 +12,7 @@
 --
 -- psql variables: table, id_column, fp_column, radius, method, keep,
 -- keep_column, action, flag_column, verify_column, verify_threshold,
--- verify_size, show, report_rows, report_table, archive, archive_table as in
+-- verify_size, verify_features, show, report_rows, report_table, archive, archive_table as in
 -- examples/dedup.sql (the same rules, the same groups, the same
 -- groups formed on verified pairs), and
 --   blocks       the number of blocks m (radius + 1 .. 64) the keys are cut
@@ -267,12 +267,13 @@ BEGIN
                    tbl, verify_col, id_col);
     EXECUTE format('CREATE TEMP TABLE simhash_dedup_members ON COMMIT DROP AS
                     SELECT c.id, c.fp,
-                           %1$s.%2$I(c.id, c.fp, %3$s, b.body, %4$s, ''words'', %5$s) OVER (ORDER BY %6$s) AS m
+                           %1$s.%2$I(c.id, c.fp, %3$s, b.body, %4$s, %7$L, %5$s) OVER (ORDER BY %6$s) AS m
                     FROM (SELECT DISTINCT ON (id) * FROM pg_temp.simhash_dedup_cand) c
                     LEFT JOIN pg_temp.simhash_dedup_text b USING (id)',
                    ext, CASE method WHEN 'leader' THEN 'simhash_leader' ELSE 'simhash_component' END,
                    radius, verify_thr, current_setting('simhash_dedup.verify_size')::int,
-                   format('c.ord %s NULLS LAST, c.id', current_setting('simhash_dedup.keep_dir')));
+                   format('c.ord %s NULLS LAST, c.id', current_setting('simhash_dedup.keep_dir')),
+                   current_setting('simhash_dedup.verify_features'));
     n_rejected := pg_temp.simhash_dedup_decide_verified(ext);
     EXECUTE format('INSERT INTO %s SELECT id, keep_id, bits FROM pg_temp.simhash_dedup_decided WHERE acted',
                    w_drop);

@@ -73,6 +73,10 @@
 \else
 \set verify_size 5
 \endif
+\if :{?verify_features}
+\else
+\set verify_features mixed
+\endif
 \if :{?show}
 \else
 \set show ''
@@ -107,12 +111,21 @@ SELECT set_config('simhash_dedup.table', :'table', true),
        set_config('simhash_dedup.verify_column', :'verify_column', true),
        set_config('simhash_dedup.verify_threshold', :'verify_threshold', true),
        set_config('simhash_dedup.verify_size', :'verify_size', true),
+       set_config('simhash_dedup.verify_features', :'verify_features', true),
        set_config('simhash_dedup.show', :'show', true),
        set_config('simhash_dedup.report_table', :'report_table', true),
        set_config('simhash_dedup.report_rows', :'report_rows', true),
        set_config('simhash_dedup.archive', :'archive', true),
        set_config('simhash_dedup.archive_table', :'archive_table', true)
 \gset simhash_dedup_ignored_
+
+-- the verification ruler in words: what simhash_jaccard(a, b, verify_features, verify_size) compares
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_ruler() RETURNS text LANGUAGE sql AS $ruler$
+  SELECT CASE current_setting('simhash_dedup.verify_features')
+    WHEN 'mixed' THEN format('word %s-grams, Han/Kana/Thai character 3-grams', current_setting('simhash_dedup.verify_size')::int)
+    WHEN 'chars' THEN format('character %s-grams', current_setting('simhash_dedup.verify_size')::int)
+    ELSE format('word %s-grams', current_setting('simhash_dedup.verify_size')::int) END
+$ruler$;
 
 -- the summary line both scripts print
 CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_summary(tbl regclass, n_rows bigint, n_fp bigint,
@@ -124,9 +137,9 @@ RETURNS text LANGUAGE sql AS $summary$
     n_groups, CASE WHEN n_groups = 1 THEN '' ELSE 's' END,
     current_setting('simhash_dedup.method'), current_setting('simhash_dedup.radius')::int,
     CASE WHEN n_rejected IS NULL THEN ''
-         ELSE format(', grouped on verified pairs: Jaccard similarity of %s (word %s-grams) at least %s; %s candidate%s below it left alone',
+         ELSE format(', grouped on verified pairs: Jaccard similarity of %s (%s) at least %s; %s candidate%s below it left alone',
                      quote_ident(current_setting('simhash_dedup.verify_column')),
-                     current_setting('simhash_dedup.verify_size'),
+                     pg_temp.simhash_dedup_ruler(),
                      current_setting('simhash_dedup.verify_threshold')::float8,
                      n_rejected, CASE WHEN n_rejected = 1 THEN '' ELSE 's' END) END,
     n_dups, CASE WHEN n_dups = 1 THEN '' ELSE 's' END,
@@ -299,6 +312,7 @@ DECLARE
   verify_col text := current_setting('simhash_dedup.verify_column');
   verify_thr text := current_setting('simhash_dedup.verify_threshold');
   verify_size text := current_setting('simhash_dedup.verify_size');
+  verify_features text := current_setting('simhash_dedup.verify_features');
   show text := current_setting('simhash_dedup.show');
   report_table text := current_setting('simhash_dedup.report_table');
   report_rows text := current_setting('simhash_dedup.report_rows');
@@ -383,6 +397,10 @@ BEGIN
   END IF;
   IF verify_size !~ '^\s*\d{1,2}\s*$' OR verify_size::int NOT BETWEEN 1 AND 32 THEN
     RAISE EXCEPTION 'verify_size "%" is not a number of words from 1 to 32', verify_size;
+  END IF;
+  IF verify_features NOT IN ('mixed', 'words', 'chars') THEN
+    RAISE EXCEPTION 'verify_features "%" is not a simhash_jaccard feature mode', verify_features
+      USING HINT = 'Use mixed (word n-grams, character 3-grams of Han, Kana, Thai: the default), words (word n-grams) or chars (character n-grams).';
   END IF;
 
   -- the id: an integer (the scripts keep ids as bigint)

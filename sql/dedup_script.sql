@@ -252,8 +252,39 @@ SELECT id FROM vdocs_copy ORDER BY id;
 \set ECHO none
 \ir examples/dedup.sql
 \set ECHO all
+\set verify_size 5
+\set verify_features sentences
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+\unset verify_features
 SELECT count(*) FROM vdocs;
 DROP TABLE vdocs, vdocs_copy;
+
+-- the ruler (verify_features): a man page in simplified Chinese and its traditional translation
+-- with Taiwan wording (默认/預設, 文件/檔案) share 60% of their features by the default 'mixed'
+-- (Han character 3-grams, word 5-grams) and 45% by word 5-grams, which read Han text in
+-- 5-character grams: grouped by default, left alone with verify_features=words
+CREATE TABLE zdocs (id bigint PRIMARY KEY, fp simhash, body text, dup_of bigint);
+INSERT INTO zdocs VALUES
+  (1, '0f00000000000000', 'ls 命令列出目录内容。默认情况下按名称排序，使用颜色区分文件类型，选项 -l 使用长格式列出文件的权限、大小和修改时间', NULL),
+  (2, '0f00000000000003', 'ls 命令列出目錄內容。預設情況下按名稱排序，使用顏色區分檔案類型，選項 -l 使用長格式列出檔案的權限、大小和修改時間', NULL);
+\set table zdocs
+\set action flag
+\set flag_column dup_of
+\set verify_column body
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+SELECT id, dup_of FROM zdocs ORDER BY id;
+\set verify_features words
+\set ECHO none
+\ir examples/dedup.sql
+\set ECHO all
+SELECT id, dup_of FROM zdocs ORDER BY id;
+\unset verify_features
+\unset flag_column
+DROP TABLE zdocs;
 
 -- a row without a fingerprint that shares its id with a near-duplicate:
 -- removing by id would take it too, so both scripts refuse a table whose

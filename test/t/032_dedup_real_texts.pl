@@ -111,7 +111,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT body) FROM tex
 is( $node->safe_psql(
 		'postgres', q{
 SELECT count(*) FROM texts a JOIN texts b ON b.mh <~> a.mh <= 12 AND a.id < b.id
-WHERE simhash_jaccard(a.body, b.body, 'words', 5) >= 0.8}),
+WHERE simhash_jaccard(a.body, b.body, 'mixed', 5) >= 0.8}),
 	'0',
 	'no two remaining rows within 12 bits reach the threshold');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM texts_dedup_archive'),
