@@ -243,7 +243,8 @@ dedup_radius(FunctionCallInfo fcinfo, WindowObject winobj, const char *fname,
 
 /*
  * The verified form's ruler: threshold (argument 4), features and size
- * (5 and 6, optional), constants or parameters as the radius is.
+ * (5 and 6; a NULL size is the features' default), constants or parameters
+ * as the radius is.
  */
 static void
 dedup_ruler(FunctionCallInfo fcinfo, WindowObject winobj, const char *fname, VgRuler *ruler)
@@ -275,7 +276,7 @@ dedup_ruler(FunctionCallInfo fcinfo, WindowObject winobj, const char *fname, VgR
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the features of %s() are NULL", fname),
-				 errhint("Give 'words' or 'chars', as simhash_jaccard() takes them.")));
+				 errhint("Give 'mixed', 'words' or 'chars', as simhash_jaccard() takes them.")));
 	ruler->kind = sh_parse_feature_mode(DatumGetTextPP(d));
 	/* a NULL size is the features' default, as simhash_jaccard() omits it */
 	d = WinGetFuncArgCurrent(winobj, 6, &isnull);
@@ -511,7 +512,7 @@ dedup_leaders(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep,
  * rows grouped on the pairs of rows verification accepts (dedup_verify.c).
  */
 static void
-dedup_verified(DedupRun *run, WindowObject winobj, DedupRows *rows, int32 radius,
+dedup_verified(DedupRun *run, DedupRows *rows, int32 radius,
 			   DedupMethod method, const VgRuler *ruler, DedupPartition *part,
 			   BatchStats *stats)
 {
@@ -627,7 +628,7 @@ dedup_compute(FunctionCallInfo fcinfo, WindowObject winobj,
 								rows.ndistinct), NULL, false);
 
 	if (verified)
-		dedup_verified(&run, winobj, &rows, radius, method, &ruler, part, &stats);
+		dedup_verified(&run, &rows, radius, method, &ruler, part, &stats);
 	else
 	{
 		rep = palloc_extended(sizeof(uint32) * Max(rows.ndistinct, 1), MCXT_ALLOC_HUGE);
