@@ -2,8 +2,9 @@
  * tokenize.h
  *		The simhash tokeniser: UTF-8 text in, features (byte strings) out.
  *
- * This module has no server dependencies beyond palloc and PostgreSQL's
- * Unicode normaliser, so the fuzz harness links it outside the server.
+ * This module has no server dependencies beyond palloc (its normaliser is
+ * our own, pinned to Unicode 14.0: nfkc.c), so the fuzz harness links it
+ * outside the server.
  * The rules it implements are the fingerprint specification in README.md;
  * any change to its output changes stored fingerprints. Include it after
  * postgres.h or postgres_fe.h.

@@ -3,7 +3,7 @@
  *		The "simhash" index access method: multi-index hashing over
  *		block-partitioned 64-bit fingerprints. Shared declarations.
  *
- * Structure (see README.md, "The index", and shared design note index-am.md):
+ * Structure (see README.md, "The index", and src/mih/README):
  *
  * - Block 0 is the metapage: options frozen at build (number of blocks m and
  *   their bit masks), the list of runs, the pending list, and pages waiting

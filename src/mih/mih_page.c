@@ -181,9 +181,11 @@ mih_page_is(Page page, uint16 type, uint32 serial, int table)
 /*
  * Check that a page a scan reached is the one it expects (mih_page_is). On
  * a hot standby a merge replayed from the primary may have recycled pages
- * an old query still walks (the primary's
- * cleanup-lock interlock cannot see standby pins, and generic WAL raises no
- * recovery conflict): that query is cancelled. On a primary it is corruption.
+ * an old query still walks: the primary frees retired pages once no
+ * snapshot of its own can still hold the old metapage (a transaction ID
+ * horizon), which includes the standby's queries only with
+ * hot_standby_feedback, and generic WAL raises no recovery conflict. That
+ * query is cancelled. On a primary it is corruption.
  */
 void
 mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,

@@ -268,10 +268,11 @@ compare_nodes('after inserts, deletes and VACUUM', 'b', 'b_fp_idx', 20);
 compare_nodes('after inserts, deletes and VACUUM', 's', 's_fp_idx', 30);
 
 # ---- 3. a scan open across merges, on the primary and on the standby
-# On the primary a scan keeps the metapage pinned, and retired pages are only
-# freed under a cleanup lock on it. The standby's scans hold no pin the
-# primary can see: replay must not let a scan read pages freed and reused
-# under it. A cursor reads part of the index, the primary merges runs (which
+# On the primary retired pages are freed only once no snapshot that could
+# have read the metapage before the merge is still running (a transaction ID
+# horizon, src/mih/README "Freeing"). The standby's queries are in that
+# horizon only with hot_standby_feedback: replay must not let a scan read
+# pages freed and reused under it. A cursor reads part of the index, the primary merges runs (which
 # retires, frees and reuses their pages), the standby replays that, then the
 # cursor reads the rest: on the primary it must return exactly the rows of its
 # snapshot; on the standby either that or a clean cancellation.

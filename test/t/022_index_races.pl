@@ -21,8 +21,8 @@
 #    the merge lock for its whole pass, so inserts could not flush and the
 #    pending list, which every search reads whole, grew for as long as VACUUM
 #    ran. It now holds it only to flag the runs and, at the end, to visit the
-#    runs written meanwhile and the pending list. Here VACUUM stops after
-#    marking table 0 (vacuum_pause) while 8,000 rows go in, 250 a
+#    runs written meanwhile and the pending list. Here VACUUM stops before
+#    its first mark (vacuum_pause) while 8,000 rows go in, 250 a
 #    transaction, with pending_limit = 256: the pending list must stay under
 #    two flushes' worth, merges must replace runs VACUUM is marking and
 #    recycling free their pages (VACUUM leaves such a run, a DEBUG1 line says
