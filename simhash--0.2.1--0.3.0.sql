@@ -2,7 +2,8 @@
  *
  * 0.3.0 adds simhash_jaccard, the exact Jaccard similarity of two documents'
  * feature sets under fingerprint specification version 2: the verification
- * step after a fingerprint search (README.md, "Verifying candidates"), and
+ * step after a fingerprint search (README.md, "Verifying candidates"),
+ * simhash_containment, the share of the smaller set in the larger, and
  * minhash, a one-permutation MinHash sketch of the same features in the 64
  * bits of a simhash (README.md, "MinHash specification").
  */
@@ -21,6 +22,19 @@ CREATE FUNCTION @extschema@.simhash_jaccard(a pg_catalog.text, b pg_catalog.text
     AS 'MODULE_PATHNAME', 'simhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
 COMMENT ON FUNCTION @extschema@.simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.int4)
     IS 'exact Jaccard similarity of two documents'' feature sets (fingerprint specification version 2: the features simhash(text, features, size) hashes), 0 to 1; NULL when neither has a feature';
+
+CREATE FUNCTION @extschema@.simhash_containment(a pg_catalog.text, b pg_catalog.text)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME', 'simhash_containment' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+CREATE FUNCTION @extschema@.simhash_containment(a pg_catalog.text, b pg_catalog.text, features pg_catalog.text)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME', 'simhash_containment' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+CREATE FUNCTION @extschema@.simhash_containment(a pg_catalog.text, b pg_catalog.text, features pg_catalog.text,
+                                                size pg_catalog.int4)
+    RETURNS pg_catalog.float8
+    AS 'MODULE_PATHNAME', 'simhash_containment' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+COMMENT ON FUNCTION @extschema@.simhash_containment(pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.int4)
+    IS 'share of the smaller document''s feature set found in the larger''s (the features simhash_jaccard compares), 0 to 1; NULL when neither has a feature, 0 when only one has';
 
 CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text)
     RETURNS @extschema@.simhash

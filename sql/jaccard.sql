@@ -66,6 +66,28 @@ FROM (VALUES ('ls 命令列出目录内容。选项 -l 使用长格式列出文�
 SELECT feature FROM simhash_features('see 中文字典 also this one more', 'mixed');
 SELECT feature FROM simhash_features('ls 中文 -l', 'mixed');
 
+-- simhash_containment: the share of the smaller feature set found in the larger. The first half
+-- of a text against the whole: Jaccard under 0.5, containment 1 (every word 5-gram of the half
+-- is one of the whole's); symmetric; the same value as set operations over simhash_features();
+-- empty documents as for simhash_jaccard
+SELECT round(simhash_jaccard(half, whole, 'mixed')::numeric, 3) AS jaccard,
+       simhash_containment(half, whole, 'mixed') AS containment,
+       simhash_containment(whole, half, 'mixed') AS symmetric
+FROM (VALUES ('the quick brown fox jumps over the lazy dog',
+              'the quick brown fox jumps over the lazy dog and then runs far away into the dark woods')) v(half, whole);
+SELECT o.features, o.size,
+       count(*) FILTER (WHERE simhash_containment(a.body, b.body, o.features, o.size) IS DISTINCT FROM
+         (SELECT count(*) FROM (SELECT hash FROM simhash_features(a.body, o.features, o.size)
+                                INTERSECT SELECT hash FROM simhash_features(b.body, o.features, o.size)) i)::float8 /
+         least((SELECT count(DISTINCT hash) FROM simhash_features(a.body, o.features, o.size)),
+               (SELECT count(DISTINCT hash) FROM simhash_features(b.body, o.features, o.size))))
+         AS differing
+FROM jd a, jd b, jopts o WHERE a.id <= b.id GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT simhash_containment('words here', '   '), simhash_containment('', ' . '),
+       simhash_containment('a b c', 'a b c d e f g', 'words', 1) AS all_of_the_smaller,
+       simhash_containment(NULL, 'x');
+SELECT simhash_containment('a', 'b', 'sentences');
+
 -- bad arguments, as simhash(text) reports them
 SELECT simhash_jaccard('a', 'b', 'sentences');
 SELECT simhash_jaccard('a', 'b', 'words', 0);

@@ -2,7 +2,8 @@
  * jaccard.c
  *		simhash_jaccard(a, b [, features [, size]]): the exact Jaccard
  *		similarity of two documents' feature sets, the verification step
- *		after a fingerprint search.
+ *		after a fingerprint search; simhash_containment(a, b [, ...]): the
+ *		share of the smaller set found in the larger, for copies cut short.
  *
  * A fingerprint estimates how alike two documents are; this computes it.
  * The features are those fingerprint specification version 2 hashes (the
@@ -89,19 +90,14 @@ sh_doc_feature_set(text *doc, ShFeatureKind kind, int size, uint64 **hashes)
 	return n;
 }
 
-/*
- * The Jaccard similarity of two ascending sets of distinct hashes; false
- * (SQL NULL) when both are empty.
- */
-bool
-sh_jaccard_of_sets(const uint64 *a, uint64 na, const uint64 *b, uint64 nb, float8 *result)
+/* How many hashes two ascending sets of distinct hashes share. */
+static uint64
+sets_common(const uint64 *a, uint64 na, const uint64 *b, uint64 nb)
 {
 	uint64		i = 0;
 	uint64		j = 0;
 	uint64		common = 0;
 
-	if (na == 0 && nb == 0)
-		return false;			/* no features: nothing to compare */
 	while (i < na && j < nb)
 	{
 		if (a[i] < b[j])
@@ -115,13 +111,47 @@ sh_jaccard_of_sets(const uint64 *a, uint64 na, const uint64 *b, uint64 nb, float
 			j++;
 		}
 	}
+	return common;
+}
+
+/*
+ * The Jaccard similarity of two ascending sets of distinct hashes; false
+ * (SQL NULL) when both are empty.
+ */
+bool
+sh_jaccard_of_sets(const uint64 *a, uint64 na, const uint64 *b, uint64 nb, float8 *result)
+{
+	uint64		common;
+
+	if (na == 0 && nb == 0)
+		return false;			/* no features: nothing to compare */
+	common = sets_common(a, na, b, nb);
 	*result = (float8) common / (float8) (na + nb - common);
 	return true;
 }
 
-PG_FUNCTION_INFO_V1(simhash_jaccard);
-Datum
-simhash_jaccard(PG_FUNCTION_ARGS)
+/*
+ * The containment of the smaller set in the larger, |A and B| / min(|A|,
+ * |B|); false (SQL NULL) when both are empty, 0 when only one is (an empty
+ * document is no copy of anything, as for the Jaccard similarity).
+ */
+static bool
+containment_of_sets(const uint64 *a, uint64 na, const uint64 *b, uint64 nb, float8 *result)
+{
+	if (na == 0 && nb == 0)
+		return false;
+	if (na == 0 || nb == 0)
+		*result = 0.0;
+	else
+		*result = (float8) sets_common(a, na, b, nb) / (float8) Min(na, nb);
+	return true;
+}
+
+typedef bool (*SetMeasure) (const uint64 *a, uint64 na, const uint64 *b, uint64 nb, float8 *result);
+
+/* (a, b [, features [, size]]): both documents' feature sets, measured. */
+static Datum
+measure_texts(FunctionCallInfo fcinfo, SetMeasure measure)
 {
 	ShFeatureKind kind;
 	int			size;
@@ -135,7 +165,7 @@ simhash_jaccard(PG_FUNCTION_ARGS)
 	sh_parse_feature_args(fcinfo, 2, &kind, &size);
 	na = sh_doc_feature_set(PG_GETARG_TEXT_PP(0), kind, size, &a);
 	nb = sh_doc_feature_set(PG_GETARG_TEXT_PP(1), kind, size, &b);
-	found = sh_jaccard_of_sets(a, na, b, nb, &result);
+	found = measure(a, na, b, nb, &result);
 	if (a)
 		pfree(a);
 	if (b)
@@ -143,4 +173,18 @@ simhash_jaccard(PG_FUNCTION_ARGS)
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(result);
+}
+
+PG_FUNCTION_INFO_V1(simhash_jaccard);
+Datum
+simhash_jaccard(PG_FUNCTION_ARGS)
+{
+	return measure_texts(fcinfo, sh_jaccard_of_sets);
+}
+
+PG_FUNCTION_INFO_V1(simhash_containment);
+Datum
+simhash_containment(PG_FUNCTION_ARGS)
+{
+	return measure_texts(fcinfo, containment_of_sets);
 }
