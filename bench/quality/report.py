@@ -694,3 +694,136 @@ print("Modes and radii meeting the whole goal: " + ("; ".join(
 if base:
     print("Baseline %s at radius 8, the recall (%%) to match: %s" % (BASELINE, ", ".join(
         "%s %s" % (n, pct1(base[n])) for n in GOAL_ITEMS if n in base)))
+
+
+# ---------------------------------------------------------------------------
+# pg_trgm side by side (quality.sh with QUALITY_TRGM=1: a third argument, trgm.py's histogram)
+# ---------------------------------------------------------------------------
+# pg_trgm's similarity(a.body, b.body) is read like a mode named pg_trgm whose "distance" is
+# 100 - 100 s at similarity threshold s (found when similarity >= s), s = 0.00 .. 1.00. Best
+# threshold per set, by the rules of the operating points above: on the earlier sets the smallest
+# s (the largest recall) whose all-pairs FPR is <= 0.01%; on the long sets the smallest s whose
+# all-pairs precision (share of the returned pairs with J >= 0.5) is >= 99% (met when no pair is
+# returned). Beside it, each verified mode (QUALITY_VERIFY) at its radius R.
+TRGM = "pg_trgm"
+S_FIXED = [0.3, 0.5, 0.7]
+
+
+def s_d(s):
+    return 100 - int(round(s * 100))
+
+
+def trgm_best_short(x):
+    A = allneg_fpr(x, TRGM, [s_d(k / 100) for k in range(101)])
+    if A is None:
+        return None
+    ok = [k for k in range(101) if A[k] <= 0.01]
+    return min(ok) / 100 if ok else None
+
+
+def trgm_best_long(x):
+    lc = long_counts(x, TRGM, ts=[s_d(k / 100) for k in range(101)])[0]
+    ok = [k for k in range(101) if lc[k]["P"] is None or lc[k]["P"] >= 99.0]
+    return min(ok) / 100 if ok else None
+
+
+def fs(s):
+    return "%.2f" % s
+
+
+if len(sys.argv) > 3:
+    with open(sys.argv[3], encoding="utf-8") as fh:
+        for line in fh:
+            s, op, rate, label, mode, d, n = line.rstrip("\n").split("\t")
+            hist[(s, mode, label)][(op, int(rate))][None if d == "\\N" else int(d)] += int(n)
+    VER_R = {}
+    for m in MODES:
+        if "@r" in m:
+            try:
+                VER_R[m] = int(m.split("@r", 1)[1].split("j", 1)[0])
+            except ValueError:
+                pass
+    print()
+    print("=" * 100)
+    print("pg_trgm side by side: similarity(a.body, b.body) (pg_trgm trigram similarity, default")
+    print("pg_trgm.similarity_threshold 0.3), a pair found when similarity >= s, at s = 0.3, 0.5, 0.7 and the")
+    print("best s per set: on the earlier sets the smallest s (0.00..1.00) whose all-pairs FPR is <= 0.01% (the")
+    print("largest recall there), on the long sets the smallest s whose all-pairs precision (J >= 0.5) is >= 99%")
+    print("(met when no pair is returned); \"none\": no s meets it. Beside it the verified modes at their radius R.")
+    print("R/P: recall/precision (%) with as many negatives as positives; allFPR: the all-pairs FPR (%).")
+    short = [x for x in SETS if hist.get((x, TRGM, "pos")) and x in present]
+    rows = []
+    for x in short:
+        cells = []
+        b = trgm_best_short(x)
+        for s in S_FIXED + ([b] if b is not None else []):
+            R, F, P, _ = rates(x, TRGM, ts=[s_d(s)])
+            A = allneg_fpr(x, TRGM, [s_d(s)])
+            cells += [rp(R[0], P[0]), fpr(A[0], 100.0) if A else "-"]
+        if b is None:
+            cells += ["none", ""]
+        rows.append((x, cells[:6] + ([fs(b)] if b is not None else ["none"]) + cells[6:8]))
+        for m, r in VER_R.items():
+            if hist.get((x, m, "pos")):
+                R, F, P, _ = rates(x, m, ts=[r])
+                A = allneg_fpr(x, m, [r])
+                rows.append(("  %s" % m, ["", "", "", "", "", "", "t=%d" % r, rp(R[0], P[0]),
+                                          fpr(A[0], 100.0) if A else "-"]))
+    table("pg_trgm per set (rows \"  <mode>\": the verified mode at t = R, in the best columns; zh-variant:"
+          " the all-pairs FPR of zh-edit)", rows,
+          ["R/P 0.3", "allFPR", "R/P 0.5", "allFPR", "R/P 0.7", "allFPR", "best s", "R/P", "allFPR"],
+          width=10, first=30)
+    if hist.get(("spam", TRGM, "pos")):
+        b = trgm_best_short("spam")
+        cols = sorted(set(S_FIXED + ([b] if b is not None else [])))
+        rows = [(TRGM, [pct(rates("spam", TRGM, neg="hard", ts=[s_d(s)])[1][0]) for s in cols])]
+        for m, r in VER_R.items():
+            if hist.get(("spam", m, "pos")):
+                rows.append(("%s t=%d" % (m, r), [pct(rates("spam", m, neg="hard", ts=[r])[1][0])]))
+        table("[spam] hard negatives (0.3 <= Jaccard < 0.8) found, %", rows,
+              ["s=%s" % fs(s) for s in cols], width=9, first=30)
+    for x in [e for e in EDIT_SETS if hist.get((e, TRGM, "pos")) and e in present]:
+        b = trgm_best_short(x)
+        cols = sorted(set(S_FIXED + ([b] if b is not None else [])))
+        rows = [("%s s=%s%s" % (TRGM, fs(s), " best" if s == b else ""),
+                 [pct(rates(x, TRGM, rate=r, ts=[s_d(s)])[0][0]) for r in RATES]) for s in cols]
+        for m, r in VER_R.items():
+            if hist.get((x, m, "pos")):
+                rows.append(("%s t=%d" % (m, r), [pct(rates(x, m, rate=q, ts=[r])[0][0]) for q in RATES]))
+        table("[%s] recall (%%) per edit rate" % x, rows, ["R %d%%" % r for r in RATES], width=8, first=30)
+    longs = [x for x in LONG if hist.get((x, TRGM, "allneg"))]
+    if longs:
+        print()
+        print("pg_trgm on the long sets: per s, the pairs returned, all-pairs precision P (% with J >= 0.5),")
+        print("P80 (% with J >= 0.8), the returned pairs with J < 0.5 and J < 0.2, R80 / R80x (recall of the")
+        print("J >= 0.8 pairs, all / without byte-identical texts); the verified modes at t = R below")
+    GRID = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
+    for x in longs:
+        b = trgm_best_long(x)
+        cols = sorted(set(GRID + ([b] if b is not None else [])))
+        rows = []
+
+        def lrow(m, t):
+            lc = long_counts(x, m, ts=[t])[0][0]
+            p80_t, p80_f = cum(x, m, "pos", ts=[t])
+            return [lc["ret"], pct1(lc["P"]), pct1(None if lc["ret"] == 0 else 100.0 * p80_f[0] / lc["ret"]),
+                    lc["lt50"], lc["lt20"], pct1(lc["R80"]), pct1(lc["R80n"])]
+        for s in cols:
+            rows.append(("%s s=%s%s" % (TRGM, fs(s), " best" if s == b else ""), lrow(TRGM, s_d(s))))
+        if b is None:
+            rows.append(("%s best: none" % TRGM, []))
+        for m, r in VER_R.items():
+            if hist.get((x, m, "allneg")):
+                rows.append(("%s t=%d" % (m, r), lrow(m, r)))
+        table("[%s] pairs returned and precision by J" % x, rows,
+              ["pairs", "P", "P80", "J<0.5", "J<0.2", "R80", "R80x"], width=9, first=30)
+        if hist.get((x, TRGM, "lenpos")):
+            groups = sorted({k for k in hist.get((x, TRGM, "lenpos"), {})})
+            rows = [("%s s=%s" % (TRGM, fs(s)), [pct(lenpos_recall(x, TRGM, op=o, rate=q, ts=[s_d(s)])[0])
+                                                  for o, q in groups]) for s in S_FIXED]
+            for m, r in VER_R.items():
+                if hist.get((x, m, "lenpos")):
+                    rows.append(("%s t=%d" % (m, r), [pct(lenpos_recall(x, m, op=o, rate=q, ts=[r])[0])
+                                                       for o, q in groups]))
+            table("[%s] recall (%%) of the length-mismatched copies" % x, rows,
+                  ["%s%d" % g for g in groups], width=8, first=30)
