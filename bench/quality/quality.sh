@@ -415,20 +415,21 @@ cat "$WORK"/allneg_*.tsv >>"$WORK/hist.tsv"
 printf '%s\n' "${MODE_NAMES[@]}" ${VER_NAMES[@]+"${VER_NAMES[@]}"} >"$WORK/modes.lst"
 
 # The long sets' labels come from build_sets.py's word 5-grams (Python's \w+, lowercased);
-# verification computes the specification's (NFKC, case folding, letters and digits: an
-# underscore separates words). Near J = 0.5 the two disagree by about 0.01, so a verified
-# mode's precision by the label can differ from what it guarantees by construction. For each
-# verified mode, its pairs on each long set at its radius R: how many it keeps, and how many of
-# them are below 0.5 by each measure (pairs not listed by build_sets.py have J < 0.2 by its
-# words, and are counted with their own simhash_jaccard).
+# the specification's word 5-grams (simhash_jaccard(a, b, 'mixed', 5): NFKC, case folding,
+# letters and digits, an underscore separates words; the removal scripts' default ruler) are
+# what a user's verification computes. Near J = 0.5 the two disagree by about 0.01. For each
+# verified mode, its pairs on each long set at its radius R: how many it keeps (by its own
+# ruler), and how many of them are below 0.5 by each of those two (pairs not listed by
+# build_sets.py have J < 0.2 by its words, and are counted with their own simhash_jaccard), so
+# a looser ruler's precision is counted in the same words as the default's.
 if [ ${#VER_NAMES[@]} -gt 0 ]; then
 	{
 	echo "===================================================================================================="
 	echo "Verified modes on the long sets at their radius R: the pairs kept, and how many of them have"
 	echo "a word 5-gram Jaccard below 0.5 by build_sets.py's words (the label: lower-cased \\w+ runs) and"
-	echo "by the specification's words (simhash_jaccard(a, b, 'words', 5), what verification computes)"
+	echo "by the specification's (simhash_jaccard(a, b, 'mixed', 5), the removal scripts' default ruler)"
 	echo
-	printf '  %-26s %-10s %8s %12s %12s %12s\n' mode set kept "<0.5 label" "<0.5 spec" "P label %"
+	printf '  %-26s %-10s %8s %12s %12s %12s %12s\n' mode set kept "<0.5 label" "<0.5 spec" "P label %" "P spec %"
 	for k in "${!VER_NAMES[@]}"; do
 		psql_t -F ' ' -c "
 			WITH f AS (SELECT id, fp FROM q_fp WHERE mode = '${VER_BASES[$k]}'),
@@ -436,18 +437,20 @@ if [ ${#VER_NAMES[@]} -gt 0 ]; then
 			           WHERE p.set IN ('debdocs', 'sotu-full', 'manpages') AND p.label IN ('pos', 'mid', 'hard')
 			           UNION ALL
 			           SELECT n.set, n.a, n.b, 0.0 FROM q_allneg n WHERE n.set IN ('debdocs', 'sotu-full', 'manpages')),
-			     k AS (SELECT c.set, c.jl, simhash_jaccard(da.body, db.body, '${VER_FEATS[$k]}', ${VER_SIZES[$k]}) AS js
+			     k AS (SELECT c.set, c.jl, simhash_jaccard(da.body, db.body, '${VER_FEATS[$k]}', ${VER_SIZES[$k]}) AS jv,
+			                  simhash_jaccard(da.body, db.body, 'mixed', 5) AS js
 			           FROM c JOIN f fa ON fa.id = c.a JOIN f fb ON fb.id = c.b
 			           JOIN q_docs da ON da.id = c.a JOIN q_docs db ON db.id = c.b
 			           WHERE fa.fp <~> fb.fp <= ${VER_RADII[$k]})
-			SELECT s.set, count(k.set) FILTER (WHERE js >= ${VER_JS[$k]}),
-			       count(k.set) FILTER (WHERE js >= ${VER_JS[$k]} AND jl < 0.5),
-			       count(k.set) FILTER (WHERE js >= ${VER_JS[$k]} AND js < 0.5)
+			SELECT s.set, count(k.set) FILTER (WHERE jv >= ${VER_JS[$k]}),
+			       count(k.set) FILTER (WHERE jv >= ${VER_JS[$k]} AND jl < 0.5),
+			       count(k.set) FILTER (WHERE jv >= ${VER_JS[$k]} AND js < 0.5)
 			FROM (VALUES ('debdocs'), ('manpages'), ('sotu-full')) s(set) LEFT JOIN k ON k.set = s.set
 			GROUP BY s.set ORDER BY s.set" |
 		while read -r set kept bl bs; do
-			printf '  %-26s %-10s %8s %12s %12s %12s\n' "${VER_NAMES[$k]}" "$set" "$kept" "$bl" "$bs" \
-				"$(awk -v k="$kept" -v b="$bl" 'BEGIN { if (k > 0) printf "%.1f", 100 * (k - b) / k; else print "-" }')"
+			printf '  %-26s %-10s %8s %12s %12s %12s %12s\n' "${VER_NAMES[$k]}" "$set" "$kept" "$bl" "$bs" \
+				"$(awk -v k="$kept" -v b="$bl" 'BEGIN { if (k > 0) printf "%.1f", 100 * (k - b) / k; else print "-" }')" \
+				"$(awk -v k="$kept" -v b="$bs" 'BEGIN { if (k > 0) printf "%.1f", 100 * (k - b) / k; else print "-" }')"
 		done
 	done
 	echo
