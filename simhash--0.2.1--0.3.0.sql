@@ -23,6 +23,22 @@ CREATE FUNCTION @extschema@.simhash_jaccard(a pg_catalog.text, b pg_catalog.text
 COMMENT ON FUNCTION @extschema@.simhash_jaccard(pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.int4)
     IS 'exact Jaccard similarity of two documents'' feature sets (fingerprint specification version 2: the features simhash(text, features, size) hashes), 0 to 1; NULL when neither has a feature';
 
+-- simhash(x) of a varchar, char(n) or name value: PostgreSQL reads a one-argument call named
+-- like a type as a cast to it whenever a cast path exists (for every string type, through
+-- its text form) and no function takes the argument's type exactly, so without these
+-- simhash(varchar_column) parsed the text as 16 hex digits. A char(n) value is fingerprinted
+-- as its text (trailing spaces are separators to the tokeniser, as they are insignificant
+-- to char(n)); a name through its text.
+CREATE FUNCTION @extschema@.simhash(doc pg_catalog.varchar) RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_text_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.simhash(doc pg_catalog.bpchar) RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'simhash_text_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE FUNCTION @extschema@.simhash(doc pg_catalog.name) RETURNS @extschema@.simhash
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS 'SELECT @extschema@.simhash($1::pg_catalog.text)';
+COMMENT ON FUNCTION @extschema@.simhash(pg_catalog.varchar)
+    IS 'fingerprint of a varchar as of its text (so that simhash(column) is no cast to simhash)';
+
 CREATE FUNCTION @extschema@.simhash_containment(a pg_catalog.text, b pg_catalog.text)
     RETURNS pg_catalog.float8
     AS 'MODULE_PATHNAME', 'simhash_containment' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;

@@ -54,7 +54,7 @@ simhash_in(PG_FUNCTION_ARGS)
 				 errmsg("invalid input syntax for type simhash: \"%s\"", str),
 				 errdetail("A simhash is exactly 16 hexadecimal digits, optionally prefixed with 0x."),
 				 looks_like_words(str) ?
-				 errhint("To fingerprint a text, make the literal a text: simhash('...'::text). A quoted literal alone is read as a simhash value.") : 0));
+				 errhint("To fingerprint a text, pass it as text: simhash('...'::text) for a literal, simhash(col::text) for a column of another string type (citext, a domain). A value of such a type alone is read as a simhash value.") : 0));
 	PG_RETURN_SIMHASH(v);
 }
 
