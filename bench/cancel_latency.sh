@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cancel_latency.sh: how long a cancel request takes to stop a long simhash index
-# build and a long merge run by VACUUM (issue 10, item 2), against the time the same
+# build and a long merge run by VACUUM, against the time the same
 # operation takes when it is not cancelled, measured in the same run.
 #
 # Usage:

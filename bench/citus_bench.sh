@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# citus_bench.sh: all pairs within k = 3 bits on a three-node Citus cluster (issue 13), against
+# citus_bench.sh: all pairs within k = 3 bits on a three-node Citus cluster, against
 # the single-node window functions and the single-node indexed self-join, with the work done by
 # each node: rows held, candidate pairs compared, pairs found, and time per shard task.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dedup_bench.sh: deduplicating a whole table (issue 4): the time to find every pair of rows
+# dedup_bench.sh: deduplicating a whole table: the time to find every pair of rows
 # within k = 3 bits and the groups, with the grouping window functions simhash_component() and
 # simhash_leader() (in-memory multi-index batch mode), against what a user would do without
 # them: the self-join through the simhash index, the self-join through four hand-made btree

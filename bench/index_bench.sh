@@ -347,7 +347,7 @@ build_indexes() {	# ds n
 	out=$(timed_build "${t}_simhash" "CREATE INDEX ${t}_simhash ON $t USING simhash (fp)")
 	printf 'build\t%s\t%s\tsimhash\t%s\n' "$ds" "$n" "$out" >>"$RES"
 	# the same beyond memory: sorted through tuplesort's temporary files, the index
-	# itself written once (issue 10, item 4: size and WAL as with ample memory)
+	# itself written once (size and WAL as with ample memory)
 	log "$ds $n: simhash index, maintenance_work_mem = 1MB"
 	out=$(timed_build "${t}_simhash_1mb" "SET maintenance_work_mem = '1MB'; CREATE INDEX ${t}_simhash_1mb ON $t USING simhash (fp)")
 	printf 'build\t%s\t%s\tsimhash_1mb\t%s\n' "$ds" "$n" "$out" >>"$RES"

@@ -196,7 +196,7 @@ SELECT ('0000000000000000'::simhash <~> 'ffffffffffffffff') + 1 AS parenthesised
 DROP TABLE sh_dist_pairs;
 
 --
--- A stored distance column (issue 10, item 7): comparisons between
+-- A stored distance column: comparisons between
 -- simhash_distance and integers belong to btree's integer_ops family, so a
 -- btree index on the column serves them, with the same answers as a
 -- sequential scan, and the family stays complete (amvalidate).

@@ -212,7 +212,7 @@ RESET enable_seqscan;
 -- list only, with no run: the search is complete once that list is read.
 -- It used to go on enumerating block values no run held (2^(64/m) of them
 -- at the end): seconds at blocks = 2, a failed allocation of gigabytes at
--- blocks = 1 (issue 22).
+-- blocks = 1.
 CREATE TABLE kn_pend (id int, fp simhash);
 CREATE INDEX kn_pend_b1 ON kn_pend USING simhash (fp) WITH (blocks = 1);
 CREATE INDEX kn_pend_b2 ON kn_pend USING simhash (fp) WITH (blocks = 2);

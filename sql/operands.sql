@@ -3,7 +3,7 @@
 -- column, an expression or NULL on either side, planned with and without
 -- the indexes. The planner's estimators once read whichever operand was a
 -- constant as a ball: '...'::simhash <@ hamming_ball(fp, 3) crashed the
--- server at planning (issue 22). Every form must plan, and the index paths
+-- server at planning. Every form must plan, and the index paths
 -- must return what a sequential scan returns.
 --
 SET client_min_messages = warning;

@@ -66,7 +66,7 @@ sh_text_to_utf8(text *t, size_t *len)
  * A user's value for an error message: at most SH_QUOTE_MAX bytes of it, cut
  * at a character boundary, "..." marking a cut. An unknown option name can be
  * a whole document passed in the wrong argument; echoing it whole put a
- * 300 kB argument into one message (issue 22).
+ * 300 kB argument into one message.
  */
 #define SH_QUOTE_MAX 40
 

@@ -105,7 +105,7 @@ sh_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
  * constant may stand on either side of every operator, and a simhash
  * constant is a by-value int8 that must never be read as a ball (reading
  * '...'::simhash <@ hamming_ball(fp, 3)'s constant as a ball crashed the
- * server, issue 22).
+ * server at planning).
  *
  * is_ball: the operand is a hamming_ball (else a simhash); the caller says
  * which by the operator's declared input type. For a ball: hamming_ball(x,

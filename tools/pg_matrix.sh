@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pg_matrix.sh: the suites on a PostgreSQL major version built from source (issue 15).
+# pg_matrix.sh: the suites on a PostgreSQL major version built from source.
 # Debian 12 packages only PostgreSQL 15; other versions are built from their release
 # source into a prefix of their own, once: a finished build is reused.
 #

@@ -293,8 +293,8 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 	/*
 	 * No run yet (an index created empty, its rows all pending): the pending
 	 * list was everything. Probing would only enumerate block values that no
-	 * run holds, 2^(64/m) of them in the end (issue 22: seconds at blocks =
-	 * 2, an allocation of gigabytes at blocks = 1).
+	 * run holds, 2^(64/m) of them in the end (it once did: seconds at blocks
+	 * = 2, a failed allocation of gigabytes at blocks = 1).
 	 */
 	if (k->nruns == 0)
 	{

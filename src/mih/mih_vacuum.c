@@ -354,9 +354,9 @@ flag_runs(Relation index, const MihMetaPageData *meta, const VacRun *skip, int n
 
 /*
  * Bulk delete, in three steps, so that inserts go on flushing their pending
- * list while it runs (issue 22, item 4: holding the merge lock throughout
- * let the list grow without bound during a long VACUUM, and every search
- * reads it whole):
+ * list while it runs (bulk delete once held the merge lock throughout,
+ * which let the list grow without bound during a long VACUUM, and every
+ * search reads it whole):
  *
  *  1. Under the merge lock: recycle, copy the run list, flag every run
  *     MIH_RUN_VACUUMING. A merge of a flagged run writes a flagged run.

@@ -1,5 +1,5 @@
 # simhash on Citus distributed tables: a coordinator and two workers on this
-# machine (issue 13). Every answer is compared with the same rows in a plain
+# machine. Every answer is compared with the same rows in a plain
 # table on the coordinator.
 #
 # - CREATE EXTENSION simhash on the coordinator reaches the workers; a table

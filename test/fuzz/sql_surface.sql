@@ -1,4 +1,4 @@
--- sql_surface.sql: the typed fuzzer of the extension's SQL surface (issue 22).
+-- sql_surface.sql: the typed fuzzer of the extension's SQL surface.
 --
 -- Sets up tables with simhash columns, simhash indexes of several blocks
 -- values and the near-duplicate constraint, then defines fz_statements(),

@@ -1,4 +1,4 @@
-# Permissions are checked before locks (issue 10, item 5).
+# Permissions are checked before locks.
 #
 # simhash_index_verify() takes a SHARE lock on the table, which stalls every
 # writer; simhash_index_info() and simhash_index_pages() read the index. A

@@ -1,4 +1,4 @@
-# An open cursor must not stop the index's maintenance (issue 10, item 1).
+# An open cursor must not stop the index's maintenance.
 #
 # Session A opens a cursor on an index scan and reads one row, then keeps its
 # transaction open. Meanwhile session B inserts 50,000 rows into a table whose

@@ -1,4 +1,4 @@
-# No page of the index is lost for good (issue 10, item 3).
+# No page of the index is lost for good.
 #
 # Recycling first removes entries from the retired list (WAL-logged), then
 # frees the pages they name: an error or a crash in between leaves pages
@@ -164,7 +164,7 @@ is( $node->safe_psql('postgres',
 	't',
 	'simhash_index_verify passes');
 
-# 5. a build beyond maintenance_work_mem (issue 10, item 4): the same index
+# 5. a build beyond maintenance_work_mem: the same index
 # as one built in memory, page for page give or take a few, and the same
 # answers
 $node->safe_psql('postgres', q{

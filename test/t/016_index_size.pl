@@ -1,5 +1,5 @@
 # The index's size under load stays within 1.5 times a fresh build of the
-# same rows (issue 10, the soak's size check, at CI size).
+# same rows (the size check of bench/soak.sh, at CI size).
 #
 # A merge writes its new run beside the runs it replaces, which stay until no
 # snapshot can reach them. Until 0.2.0, VACUUM rewrote every table of the

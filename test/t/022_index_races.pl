@@ -1,4 +1,4 @@
-# Races between backends that change the index at the same time (issue 21),
+# Races between backends that change the index at the same time,
 # each replayed at its exact step: simhash.test_fault stops one backend there
 # (sh_test_pause in module.c waits on an advisory lock the test holds) while
 # another acts, then lets it go. See src/mih/README for the protocol these
@@ -17,7 +17,7 @@
 #    needs a new pending page; afterwards every row must be found, verify
 #    must pass, and inserts and VACUUM must go on.
 #
-# 2. Bulk delete beside flushing inserts (issue 22, item 4). Bulk delete held
+# 2. Bulk delete beside flushing inserts. Bulk delete held
 #    the merge lock for its whole pass, so inserts could not flush and the
 #    pending list, which every search reads whole, grew for as long as VACUUM
 #    ran. It now holds it only to flag the runs and, at the end, to visit the

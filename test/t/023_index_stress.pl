@@ -1,13 +1,16 @@
-# The index under the load that corrupted it (issue 21): writers, a VACUUM
+# The index under the load that corrupted it before 0.2.1: writers, a VACUUM
 # loop, autovacuum, readers checked against a sequential scan, and
 # immediate-stop crashes, on two indexes at once (pending_limit = 256 and
-# the default), for a bounded time.
+# the default), for a bounded time. On the code before the fix (a run writer
+# and an insert could take the same block, replayed exactly by
+# 022_index_races.pl) it found the index corrupted in its third cycle.
 #
 # Each table starts with $ROWS rows (random fingerprints, near-duplicates,
 # 1% NULL) and its simhash index. For each cycle of $CYCLE seconds, per
 # table, pgbench processes run as fast as they can
 #   insert   (one client) 3,000 rows a transaction (300 origins with 9 near
-#            copies each, 1% NULL), as the report's inserting connection did;
+#            copies each, 1% NULL), as the corrupting load's inserting
+#            connection did;
 #   delete   (one client) every row but the newest $ROWS ids, and a random
 #            range of 300 ids among them, five times a second (so the
 #            table keeps its size however long the test runs);
@@ -17,7 +20,7 @@
 #            scan must return the same ids;
 #   knn      check_knn(): the k nearest (k 1-50) by the index and by a
 #            sequential scan and sort must have the same distances;
-# and one more client runs "SELECT txid_current(); VACUUM" in a loop (the report's
+# and one more client runs "SELECT txid_current(); VACUUM" in a loop (that load's
 # second connection; the transaction id lets each VACUUM recycle what the
 # previous one retired). Autovacuum runs too, with 1 s naptime and 1% scale
 # factors. Every other cycle ends with pg_ctl stop -m immediate in the middle
@@ -36,7 +39,7 @@
 # pending_limit values SIMHASH_STRESS_PENDING_LIMITS (default "256 default"),
 # and SIMHASH_STRESS_READERS, SIMHASH_STRESS_DELETES, SIMHASH_STRESS_CRASHES
 # set to 0 leave out the readers, the deleters, the immediate stops (the
-# report's own load is READERS=0 DELETES=0 CRASHES=0). The developers' long run:
+# corrupting load alone is READERS=0 DELETES=0 CRASHES=0). The developers' long run:
 #   SIMHASH_STRESS_SECONDS=1800 prove ... test/t/023_index_stress.pl
 # (README.md, "Testing", says how to run one file).
 use strict;
@@ -51,7 +54,7 @@ my $TOTAL = $ENV{SIMHASH_STRESS_SECONDS} // 120;
 my $CYCLE = $ENV{SIMHASH_STRESS_CYCLE} // 30;
 my $ROWS = $ENV{SIMHASH_STRESS_ROWS} // 200_000;
 my $ncycles = $TOTAL > $CYCLE ? int($TOTAL / $CYCLE) : 1;
-# the variants the issue's runs need: SIMHASH_STRESS_PENDING_LIMITS (a list,
+# variants of the load: SIMHASH_STRESS_PENDING_LIMITS (a list,
 # "default" for the default), SIMHASH_STRESS_READERS, _DELETES, _CRASHES (0 off)
 my @tables = map { [ $_ eq 'default' ? 'tdef' : "t$_", $_ eq 'default' ? undef : $_ ] }
   split ' ', ($ENV{SIMHASH_STRESS_PENDING_LIMITS} // '256 default');
@@ -92,7 +95,7 @@ CREATE FUNCTION flip(simhash, int) RETURNS simhash LANGUAGE sql VOLATILE STRICT
   AS $$ SELECT ($1 # coalesce((SELECT bit_or(1::bigint << floor(random() * 64)::int)
                                FROM generate_series(1, $2)), 0)::simhash) $$;
 -- 300 origins with 9 near copies each (1 or 2 bits away), 1% NULL; cheap,
--- so that the writer fills pending pages as fast as the report's did
+-- so that the writer fills pending pages as fast as the corrupting load's did
 CREATE FUNCTION batch() RETURNS TABLE (fp simhash) LANGUAGE sql VOLATILE
   AS $$ SELECT CASE WHEN random() < 0.01 THEN NULL
                     ELSE (o # CASE WHEN c = 0 THEN 0

@@ -1,5 +1,5 @@
 # Memory the index's maintenance takes stays within the setting users set
-# (issue 22, item 3: bulk delete, simhash_index_verify, ordered scans and
+# (bulk delete, simhash_index_verify, ordered scans and
 # the grouping window functions' argument expressions).
 #
 # Bulk delete asks VACUUM's callback in table 0 and keeps the dead TIDs in a

@@ -1,4 +1,4 @@
-# pg_dump and restore of a database using simhash (issue 15).
+# pg_dump and restore of a database using simhash.
 #
 # A database with the type, a generated fingerprint column, a simhash index
 # with reloptions, an expression index and a view is dumped in custom format

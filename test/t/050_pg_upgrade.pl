@@ -1,4 +1,4 @@
-# pg_upgrade from PostgreSQL 15 to the version under test (issue 15).
+# pg_upgrade from PostgreSQL 15 to the version under test.
 #
 # A PostgreSQL 15 cluster (Debian's binaries in /usr/lib/postgresql/15, or
 # $SIMHASH_UPGRADE_FROM) holds the extension, a generated fingerprint column,

@@ -1,4 +1,4 @@
-# Hostile SQL against the extension (issue 22): no query may crash the
+# Hostile SQL against the extension: no query may crash the
 # server or raise an internal error.
 #
 # 1. The typed fuzzer (test/fuzz/sql_surface.sql): every function,
