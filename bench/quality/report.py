@@ -31,7 +31,7 @@
 # "-fold" next to the mode named by what precedes it); the operating radius per mode: the
 # largest t in 0..16 with (a) all-pairs precision >= 99% on every long set and (b) all-pairs
 # FPR <= 0.01% on every earlier set (spam, zh-cross*, sotu, moby, zh-edit), over the sets the
-# mode was measured on, with the recall there on every set; and the issue 9 goal per mode and t
+# mode was measured on, with the recall there on every set; and the v2 goal per mode and t
 # in 4..16: debdocs all-pairs precision >= 99% and R80 >= 99%, every earlier set's all-pairs
 # FPR <= 0.01%, and recall no lower than the baseline mode (QUALITY_BASELINE, default v1) at
 # radius 8 on spam, zh-cross, zh-cross-tw2sp-tw and sotu/moby/zh-edit at 1/2/5/10% edits.
