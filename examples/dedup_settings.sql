@@ -476,9 +476,11 @@ BEGIN
     END IF;
     -- an archive from an earlier run must hold every column of the table, and ours
     IF action = 'delete' AND to_regclass(archive_table) IS NOT NULL THEN
-      SELECT string_agg(quote_ident(c), ', ') INTO col
-        FROM (SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
-              UNION ALL SELECT unnest(ARRAY['simhash_kept_id', 'simhash_bits', 'simhash_jaccard', 'simhash_removed_at'])) w(c)
+      -- in the table's column order, then ours (an anti join may return them in any order)
+      SELECT string_agg(quote_ident(c), ', ' ORDER BY o) INTO col
+        FROM (SELECT a.attname::text, a.attnum::int FROM pg_attribute a WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
+              UNION ALL SELECT c, 10000 + k FROM unnest(ARRAY['simhash_kept_id', 'simhash_bits', 'simhash_jaccard', 'simhash_removed_at'])
+                                   WITH ORDINALITY u(c, k)) w(c, o)
        WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass(archive_table)
                            AND a.attname = w.c AND a.attnum > 0 AND NOT a.attisdropped);
       IF col IS NOT NULL THEN
