@@ -613,21 +613,38 @@ SELECT * FROM sh_idx_sweep('sh_idx');
 -- VACUUM folds one table at a time: table j of every run serving it becomes
 -- a run serving table j alone, and the next table is folded only once the
 -- pages the last fold replaced can be reused, so the index never needs room
--- for two copies of itself. Here nothing else runs, and a page is reusable
--- once a transaction ID was consumed after it was replaced (no snapshot can
--- see it then): each round of txid_current() and VACUUM folds one table.
+-- for two copies of itself. A page is reusable once a transaction ID was
+-- consumed after it was replaced and no snapshot older than that is held:
+-- each round of sh_idx_alone() (waits, at most a minute, until no other
+-- session of this database holds a snapshot, e.g. an autovacuum worker's
+-- ANALYZE, which once made this fold a table late), txid_current() and
+-- VACUUM folds one table.
+CREATE FUNCTION sh_idx_alone() RETURNS bool LANGUAGE plpgsql AS $fn$
+BEGIN
+  FOR i IN 1..600 LOOP
+    PERFORM pg_stat_clear_snapshot();
+    IF NOT EXISTS (SELECT 1 FROM pg_stat_activity
+                   WHERE datname = current_database() AND pid <> pg_backend_pid()
+                     AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN false;
+END
+$fn$;
 SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
-SELECT txid_current() IS NOT NULL AS xid;
+SELECT sh_idx_alone() AS alone, txid_current() IS NOT NULL AS xid;
 VACUUM sh_idx;
 SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
 SELECT * FROM sh_idx_sweep('sh_idx', '{index}');
-SELECT txid_current() IS NOT NULL AS xid;
+SELECT sh_idx_alone() AS alone, txid_current() IS NOT NULL AS xid;
 VACUUM sh_idx;
-SELECT txid_current() IS NOT NULL AS xid;
+SELECT sh_idx_alone() AS alone, txid_current() IS NOT NULL AS xid;
 VACUUM sh_idx;
 SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
 SELECT * FROM sh_idx_sweep('sh_idx', '{index}');
-SELECT txid_current() IS NOT NULL AS xid;
+SELECT sh_idx_alone() AS alone, txid_current() IS NOT NULL AS xid;
 VACUUM sh_idx;
 -- every table folded: a run per table, each holding every entry once
 SELECT runs, run_tables, entries + pending_entries = (SELECT count(*) FROM sh_idx) AS each_once,
@@ -637,7 +654,7 @@ SELECT runs, run_entries = (SELECT entries FROM simhash_index_info('sh_idx_fp'))
 FROM simhash_index_verify('sh_idx_fp');
 SELECT * FROM sh_idx_sweep('sh_idx');
 -- nothing left worth folding: VACUUM changes nothing
-SELECT txid_current() IS NOT NULL AS xid;
+SELECT sh_idx_alone() AS alone, txid_current() IS NOT NULL AS xid;
 VACUUM sh_idx;
 SELECT runs, run_tables FROM simhash_index_info('sh_idx_fp');
 
@@ -888,7 +905,7 @@ RESET enable_seqscan;
 DROP TABLE sh_idx_bog;
 DROP SCHEMA sh_idx_bogus2 CASCADE;
 
-DROP FUNCTION sh_idx_cursor_across_merge();
+DROP FUNCTION sh_idx_cursor_across_merge(), sh_idx_alone();
 DROP FUNCTION sh_idx_check(text, text, text), sh_idx_uses_index(text), sh_idx_rows(text),
               sh_idx_path(text), sh_idx_flip(simhash, int, int);
 DROP TABLE sh_idx, sh_idx_q;
