@@ -2,8 +2,13 @@
 EXTENSION = simhash
 MODULE_big = simhash
 DATA = simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql simhash--0.2.0--0.2.1.sql simhash--0.2.1--0.3.0.sql
-OBJS = src/module.o src/type.o src/distance.o src/planner.o src/accum.o src/distinct.o src/minhash.o src/nfkc.o src/tokenize.o \
-       src/fingerprint.o src/jaccard.o src/stats.o src/ball.o src/selectivity.o src/batch.o src/dedup.o src/dedup_verify.o src/spill.o src/pairs.o src/key_partners.o src/key_pack.o \
+OBJS = src/module.o \
+       src/type/type.o src/type/distance.o src/type/ball.o \
+       src/planner/rewrite.o src/planner/selectivity.o src/planner/typanalyze.o \
+       src/fingerprint/fingerprint.o src/fingerprint/accum.o src/fingerprint/distinct.o src/fingerprint/minhash.o \
+       src/fingerprint/jaccard.o src/fingerprint/tokenize.o src/fingerprint/nfkc.o \
+       src/grouping/window.o src/grouping/window_verified.o src/grouping/batch.o src/grouping/spill.o \
+       src/grouping/pigeonhole.o src/grouping/pigeonhole_partners.o src/grouping/pigeonhole_pack.o \
        src/mih/mih_handler.o src/mih/mih_page.o src/mih/mih_run.o src/mih/mih_merge.o src/mih/mih_recycle.o src/mih/mih_build.o \
        src/mih/mih_insert.o src/mih/mih_scan.o src/mih/mih_scan_visit.o src/mih/mih_cache.o src/mih/mih_cache_pos.o src/mih/mih_cache_pend.o src/mih/mih_cache_screen.o src/mih/mih_knn.o src/mih/mih_probe.o src/mih/mih_vacuum.o src/mih/mih_cost.o \
        src/mih/mih_validate.o src/mih/mih_inspect.o src/mih/mih_verify.o src/mih/mih_leaf.o
@@ -35,13 +40,13 @@ uninstall-examples:
 	rm -f $(addprefix '$(DESTDIR)$(docdir)/simhash'/, $(notdir $(EXAMPLES)))
 
 # PGXS does not track header dependencies; every object depends on our headers
-$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/mih/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h $(srcdir)/src/*/*.h)
 
 # VPATH builds (pg_buildext builds in build-<version>/, make -f ../Makefile
 # VPATH=..): the object directories do not exist there yet, and suites
 # include examples/dedup.sql and test/regress/*.sql from the current directory
 ifneq ($(abspath $(srcdir)),$(CURDIR))
-$(shell mkdir -p src/mih && ln -sfn $(abspath $(srcdir))/examples examples && \
+$(shell mkdir -p src/mih src/type src/planner src/fingerprint src/grouping && ln -sfn $(abspath $(srcdir))/examples examples && \
 	ln -sfn $(abspath $(srcdir))/test test)
 endif
 

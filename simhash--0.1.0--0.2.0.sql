@@ -86,7 +86,7 @@ COMMENT ON FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog
 REVOKE EXECUTE ON FUNCTION @extschema@.simhash_index_verify(pg_catalog.regclass) FROM PUBLIC;
 
 -- ANALYZE also measures the share of pairs of rows within each radius (the self-join's row
--- estimate needs it; src/stats.c)
+-- estimate needs it; src/planner/typanalyze.c)
 CREATE FUNCTION @extschema@.simhash_typanalyze(pg_catalog.internal) RETURNS pg_catalog.bool
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;  -- as core's typanalyze functions
 ALTER TYPE @extschema@.simhash SET (ANALYZE = @extschema@.simhash_typanalyze);

@@ -422,7 +422,7 @@ CREATE FUNCTION @extschema@.simhash_index_verify(index pg_catalog.regclass,
 COMMENT ON FUNCTION @extschema@.simhash_index_verify(pg_catalog.regclass)
     IS 'check a simhash index''s structure and that every live row is in it; errors on corruption';
 
--- grouping a whole set of rows (window functions over the partition; dedup.c)
+-- grouping a whole set of rows (window functions over the partition; window.c)
 CREATE FUNCTION @extschema@.simhash_component(id pg_catalog.int8, fp @extschema@.simhash,
     radius pg_catalog.int4) RETURNS pg_catalog.int8
     AS 'MODULE_PATHNAME' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;

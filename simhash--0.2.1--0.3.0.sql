@@ -101,7 +101,7 @@ CREATE FUNCTION @extschema@.simhash_pair_groups(pairs pg_catalog.text, method pg
 COMMENT ON FUNCTION @extschema@.simhash_pair_groups(pg_catalog.text, pg_catalog.text, pg_catalog.text)
     IS 'the groups of the ids in a pair list (a query returning two id columns): leader clustering or connected components, ids taken in the order of the id_order query (one id column, the first to keep first)';
 
--- grouping on verified pairs (dedup_verify.c): the window functions with a text and a threshold
+-- grouping on verified pairs (window_verified.c): the window functions with a text and a threshold
 CREATE TYPE @extschema@.simhash_group_member AS (keep_id pg_catalog.int8, jaccard pg_catalog.float8,
                                                  near_id pg_catalog.int8, near_jaccard pg_catalog.float8);
 COMMENT ON TYPE @extschema@.simhash_group_member

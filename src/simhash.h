@@ -10,7 +10,7 @@
 #include "nodes/nodes.h"
 
 #include "compat.h"
-#include "tokenize.h"
+#include "fingerprint/tokenize.h"
 
 /* A fingerprint is a uint64 carried in a pass-by-value int8-sized Datum. */
 typedef uint64 SimHash;
@@ -125,10 +125,6 @@ extern void sh_weight_init(ShWeightAccum *acc);
 extern void sh_weight_add(ShWeightAccum *acc, uint64 hash, float8 weight);
 extern void sh_weight_check(float8 weight);
 extern bool sh_weight_result(const ShWeightAccum *acc, SimHash *result);
-
-/* ---- column statistics (stats.c) ---- */
-struct PlannerInfo;
-extern double sh_near_pair_selectivity(struct PlannerInfo *root, Node *var, int radius);
 
 /* ---- text helpers (fingerprint.c) ---- */
 extern char *sh_text_to_utf8(text *t, size_t *len);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Generate src/nfkc_tables.h: the Unicode NFKC data the simhash tokeniser
-normalises with (src/nfkc.c), frozen at one Unicode version.
+"""Generate src/fingerprint/nfkc_tables.h: the Unicode NFKC data the simhash tokeniser
+normalises with (src/fingerprint/nfkc.c), frozen at one Unicode version.
 
 Why: the fingerprint specifications normalise text with NFKC. Until extension
 0.3.0 the tokeniser used the server's own normaliser, whose Unicode version
@@ -19,7 +19,7 @@ unassigned (combining class 0, no decomposition, never composed).
 
 Input: /usr/share/unicode (UnicodeData.txt, DerivedAge.txt,
 DerivedNormalizationProps.txt).
-Usage: tools/gen_nfkc_tables.py [UNICODE_DIR [VERSION]] > src/nfkc_tables.h
+Usage: tools/gen_nfkc_tables.py [UNICODE_DIR [VERSION]] > src/fingerprint/nfkc_tables.h
        (VERSION defaults to 14.0)
 """
 import os

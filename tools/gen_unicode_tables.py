@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/unicode_tables.h: the frozen character classes, simple case
+"""Generate src/fingerprint/unicode_tables.h: the frozen character classes, simple case
 folding and (specification version 2) Han variant folding that the simhash
 tokeniser uses.
 
@@ -10,7 +10,7 @@ that contains the affected characters: that is a new tokeniser version, never
 an in-place update.
 
 Input: Debian's unicode-data package (/usr/share/unicode).
-Usage: tools/gen_unicode_tables.py [UNICODE_DIR] > src/unicode_tables.h
+Usage: tools/gen_unicode_tables.py [UNICODE_DIR] > src/fingerprint/unicode_tables.h
 """
 import bz2
 import collections

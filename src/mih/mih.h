@@ -37,7 +37,7 @@
 #define SIMHASH_MIH_H
 
 #include "simhash.h"
-#include "ball.h"
+#include "type/ball.h"
 
 #include "access/amapi.h"
 #include "access/generic_xlog.h"

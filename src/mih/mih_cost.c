@@ -7,7 +7,7 @@
  * query's block j, s_j from mih_table_radii), the leaf entries holding those values, and the pending
  * list read whole. When the probes would outnumber MIH_MAX_PROBES the scan
  * reads table 0 whole, and so does the estimate.
- * Selectivity comes from src/selectivity.c.
+ * Selectivity comes from src/planner/selectivity.c.
  */
 #include "mih.h"
 #include "binomial.h"

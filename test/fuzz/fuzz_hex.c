@@ -1,6 +1,6 @@
 /*
  * fuzz_hex.c
- *		libFuzzer target for sh_parse_hex() / sh_format_hex() (src/hexfmt.h),
+ *		libFuzzer target for sh_parse_hex() / sh_format_hex() (src/type/hexfmt.h),
  *		the parser behind the simhash type's input function.
  *
  * The input is copied and NUL-terminated (a NUL inside it ends the string,
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hexfmt.h"
+#include "type/hexfmt.h"
 
 static void
 fail(const char *what, const char *s)

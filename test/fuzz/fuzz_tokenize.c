@@ -1,6 +1,6 @@
 /*
  * fuzz_tokenize.c
- *		libFuzzer target for sh_tokenize() (src/tokenize.c, frontend build).
+ *		libFuzzer target for sh_tokenize() (src/fingerprint/tokenize.c, frontend build).
  *
  * Input: byte 0 picks the mode (byte % 3: 0 = words, 1 = chars, 2 = mixed)
  * and the size ((byte / 3) % 32 + 1); the rest is the document, arbitrary bytes. NUL

@@ -1,6 +1,6 @@
 /*
  * nfkc_unit.c
- *		The tokeniser's pinned NFKC (src/nfkc.c, Unicode 14.0) against
+ *		The tokeniser's pinned NFKC (src/fingerprint/nfkc.c, Unicode 14.0) against
  *		PostgreSQL's own normaliser, linked from libpgcommon.
  *
  * Against PostgreSQL 15, whose normaliser has Unicode 14.0 data, the two
@@ -22,8 +22,8 @@
 #include "postgres_fe.h"
 
 #include "common/unicode_norm.h"
-#include "nfkc.h"
-#include "nfkc_tables.h"			/* only to find the first code points of compositions */
+#include "fingerprint/nfkc.h"
+#include "fingerprint/nfkc_tables.h"			/* only to find the first code points of compositions */
 
 static long checks = 0;
 static long failures = 0;

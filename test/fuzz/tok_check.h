@@ -5,9 +5,9 @@
  *		specification (README.md, "Fingerprint specification") as it is
  *		emitted, and a reference tokeniser written straight from that text.
  *
- * The reference deliberately shares nothing with src/tokenize.c except the
+ * The reference deliberately shares nothing with src/fingerprint/tokenize.c except the
  * frozen data the specification names (the class and folding tables of
- * src/unicode_tables.h and PostgreSQL's NFKC): it decodes the whole input,
+ * src/fingerprint/unicode_tables.h and PostgreSQL's NFKC): it decodes the whole input,
  * normalises it in one piece (no segments, no ASCII fast path), then builds
  * tokens and character streams in the most obvious way. Any difference from
  * sh_tokenize() is a bug in one of the two, or a gap in the specification.
@@ -24,8 +24,8 @@
 #include "common/unicode_norm.h"
 #include "mb/pg_wchar.h"
 
-#include "tokenize.h"
-#include "unicode_tables.h"
+#include "fingerprint/tokenize.h"
+#include "fingerprint/unicode_tables.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -572,7 +572,7 @@ tcref_free(TcRef *r)
  * characters: an ASCII character is a starter that never decomposes, never
  * reorders and is never the second half of a composition, so neither
  * neighbour can interact across such a split. That is a weaker rule than
- * src/tokenize.c's (it also splits between non-ASCII and ASCII, keeps one
+ * src/fingerprint/tokenize.c's (it also splits between non-ASCII and ASCII, keeps one
  * ASCII character back, and splits long ASCII-free runs), so the
  * tokeniser's segmenting is still tested; it only spares the (slow,
  * linear-search) frontend normaliser the ASCII bulk of large documents.

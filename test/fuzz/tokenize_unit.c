@@ -1,7 +1,7 @@
 /*
  * tokenize_unit.c
  *		Fixed-input unit run of sh_tokenize() (frontend build of
- *		src/tokenize.c), meant to be run under valgrind.
+ *		src/fingerprint/tokenize.c), meant to be run under valgrind.
  *
  * For every case and every mode/size it prints the number of features and
  * the XOR and sum of their XXH3-64 hashes, checks each feature against the
@@ -10,7 +10,7 @@
  * tc_nfkc). Then it asserts known
  * properties of particular inputs. Exit status 1 on any failure.
  *
- * The large cases exercise the segmenting of src/tokenize.c, which must be
+ * The large cases exercise the segmenting of src/fingerprint/tokenize.c, which must be
  * invisible (README.md, "Fingerprint specification", item 2: the result is
  * the NFKC of the whole text): a ~5 MB mixed document with a long ASCII-free
  * CJK stretch (crosses the 65,536-code-point target and breaks before a Han

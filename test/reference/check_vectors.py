@@ -11,7 +11,7 @@ simhash_features() (in order, with weights and hashes) must match. Also checked:
   - the identities of spec section 7 (simhash_agg over simhash_features, and simhash of the
     array of features repeated by weight, both equal simhash(doc));
   - seeded random documents, and a sweep over every code point assigned in Unicode 14.0;
-  - the class and case-folding tables in src/unicode_tables.h against the reference's own
+  - the class and case-folding tables in src/fingerprint/unicode_tables.h against the reference's own
     derivation, for every code point (this finds table errors no document happens to hit);
   - every pinned value in expected/vectors.out (the pg_regress suite "vectors") against the
     reference, and that sql/vectors.sql holds exactly the documents listed here.
@@ -758,7 +758,7 @@ def check_malformed(tally):
 
 
 def parse_c_tables():
-    path = os.path.join(ROOT, "src", "unicode_tables.h")
+    path = os.path.join(ROOT, "src", "fingerprint", "unicode_tables.h")
     with open(path, encoding="utf-8") as f:
         src = f.read()
 
@@ -776,7 +776,7 @@ def check_tables(tally):
     try:
         stage1, stage2, ffrom, fto, vfrom, vto, k = parse_c_tables()
     except (OSError, AttributeError) as e:
-        tally.fail("src/unicode_tables.h", "cannot read the tables: %r" % e)
+        tally.fail("src/fingerprint/unicode_tables.h", "cannot read the tables: %r" % e)
         return
     names = {k["SH_CLS_SEP"]: ref.SEPARATOR, k["SH_CLS_WORD"]: ref.WORD, k["SH_CLS_SINGLE"]: ref.SINGLE,
              k["SH_CLS_MARK"]: ref.MARK, k["SH_CLS_IGNORE"]: ref.IGNORE}
@@ -963,7 +963,7 @@ def check_pinned(tally):
     bound = ref.minhash_probe_bound()
     if bound != 502:
         tally.fail("minhash densification bound", "every bin reaches every bin within %d probes; "
-                   "the spec and src/minhash.c say 502" % bound)
+                   "the spec and src/fingerprint/minhash.c say 502" % bound)
     else:
         tally.ok("minhash densification: every bin's probes reach every bin within 502")
     return tally.failed == n_before

@@ -3,8 +3,8 @@
  *		The hamming_ball type (a fingerprint and a radius: the query operand
  *		of the index and of the near-duplicate constraint), and the planner
  *		estimates for radius conditions (selectivity.c). Used by the type and
- *		operators (ball.c), the planner support (planner.c), statistics
- *		(stats.c) and the index access method (src/mih).
+ *		operators (ball.c), the planner support (rewrite.c), statistics
+ *		(typanalyze.c) and the index access method (src/mih).
  */
 #ifndef SIMHASH_BALL_H
 #define SIMHASH_BALL_H
@@ -44,5 +44,16 @@ extern void sh_ball_operand(PlannerInfo *root, Node *node, bool is_ball, ShBallO
 extern double hamming_within_prob(int radius);
 extern double sh_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
 									SimHash center, int radius);
+extern double sh_near_pair_selectivity(PlannerInfo *root, Node *var, int radius);
+
+/*
+ * The column statistic of near pairs, written by ANALYZE (typanalyze.c) and
+ * read by the estimates (selectivity.c): a private "kind" code, chosen at
+ * random in the 10000-30000 range pg_statistic.h sets aside for that.
+ * stanumbers[r] is the share of pairs of distinct sampled rows within r
+ * bits, r = 0..64.
+ */
+#define SH_STATISTIC_KIND_NEAR_PAIRS	23917
+#define SH_NEAR_PAIRS_NUMBERS			(SIMHASH_BITS + 1)
 
 #endif							/* SIMHASH_BALL_H */

@@ -1,5 +1,5 @@
 /*
- * dedup.c
+ * window.c
  *		Grouping near-duplicates of a whole set of rows: the window functions
  *		simhash_component() and simhash_leader().
  *
@@ -38,11 +38,11 @@
 #include "utils/memutils.h"
 #include "windowapi.h"
 
-#include "batch.h"
-#include "dedup_verify.h"
-#include "grouping.h"
+#include "grouping/batch.h"
+#include "grouping/window_verified.h"
+#include "grouping/grouping.h"
 #include "radix.h"
-#include "spill.h"
+#include "grouping/spill.h"
 
 /*
  * Peak bytes per row: id 8, fingerprint 8, partition position 4, result 4,
@@ -509,7 +509,7 @@ dedup_leaders(DedupRun *run, const DedupRows *rows, int32 radius, uint32 *rep,
 
 /*
  * The verified form: the pairs of fingerprints within the radius, then the
- * rows grouped on the pairs of rows verification accepts (dedup_verify.c).
+ * rows grouped on the pairs of rows verification accepts (window_verified.c).
  */
 static void
 dedup_verified(DedupRun *run, DedupRows *rows, int32 radius,

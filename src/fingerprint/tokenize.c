@@ -40,13 +40,13 @@
 #include <emmintrin.h>
 #endif
 
-#include "nfkc.h"
+#include "fingerprint/nfkc.h"
 #include "mb/pg_wchar.h"
 #include "port/pg_bitutils.h"
 
-#include "feature_hash.h"
-#include "tokenize.h"
-#include "unicode_tables.h"
+#include "fingerprint/feature_hash.h"
+#include "fingerprint/tokenize.h"
+#include "fingerprint/unicode_tables.h"
 
 /*
  * Non-ASCII text is normalised in segments. A segment always ends just

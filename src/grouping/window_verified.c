@@ -1,7 +1,7 @@
 /*
- * dedup_verify.c
+ * window_verified.c
  *		Grouping on verified pairs: simhash_leader() and simhash_component()
- *		with a text and a threshold (dedup.c reads the rows, this groups them).
+ *		with a text and a threshold (window.c reads the rows, this groups them).
  *
  * Two rows within the radius are a candidate pair; the pair is accepted when
  * the exact Jaccard similarity of the two texts' feature sets (the measure of
@@ -38,10 +38,10 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "dedup_verify.h"
-#include "feature_hash.h"
-#include "grouping.h"
-#include "spill.h"
+#include "grouping/window_verified.h"
+#include "fingerprint/feature_hash.h"
+#include "grouping/grouping.h"
+#include "grouping/spill.h"
 
 /* the key of a node: the text's hash and length, and its fingerprint's class */
 typedef struct VgNodeKey

@@ -12,7 +12,7 @@
 
 #include "utils/float.h"
 
-#include "feature_hash.h"
+#include "fingerprint/feature_hash.h"
 
 uint64
 sh_feature_hash(const char *feature, size_t len)

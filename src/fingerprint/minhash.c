@@ -23,7 +23,7 @@
  */
 #include "simhash.h"
 
-#include "minhash.h"
+#include "fingerprint/minhash.h"
 
 /*
  * The bins a hash falls into: its top 6 bits; the value compared within a

@@ -33,7 +33,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "batch.h"
+#include "grouping/batch.h"
 #include "binomial.h"
 #include "radix.h"
 

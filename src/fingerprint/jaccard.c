@@ -59,7 +59,7 @@ collect_hashes(void *arg, const uint64 *hashes, int n)
 /*
  * The distinct feature hashes of a document, ascending, in *hashes (palloc'd,
  * NULL when there are none); returns how many. The verified grouping
- * (dedup_verify.c) keeps these sets to compare rows as simhash_jaccard does.
+ * (window_verified.c) keeps these sets to compare rows as simhash_jaccard does.
  */
 uint64
 sh_doc_feature_set(text *doc, ShFeatureKind kind, int size, uint64 **hashes)

@@ -1,5 +1,5 @@
 /*
- * pairs.c
+ * pigeonhole.c
  *		Pigeonhole keys: turning "all pairs within r bits" into equi-joins,
  *		for finding pairs where a Hamming join cannot run as one index
  *		probe per row (a distributed table, whose shards each hold a part).
@@ -24,15 +24,15 @@
  * at 10M. The SQL script examples/dedup_pairs.sql picks m by that count.
  *
  * simhash_pair_groups turns such a pair list into groups, with the rules of
- * the window functions (dedup.c): rows far outnumber pairs, so the pairs can
+ * the window functions (window.c): rows far outnumber pairs, so the pairs can
  * be gathered where the groups are made. Given a second query listing the
  * ids in the keep order, it takes the ids in that order itself, so that a
  * caller need not rank the ids and join the pairs to the ranks in SQL.
  */
 #include "simhash.h"
 #include "binomial.h"
-#include "grouping.h"
-#include "pigeonhole.h"
+#include "grouping/grouping.h"
+#include "grouping/pigeonhole.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"

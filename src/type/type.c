@@ -15,7 +15,7 @@
 #include "utils/sortsupport.h"
 #include "utils/varbit.h"
 
-#include "hexfmt.h"
+#include "type/hexfmt.h"
 
 /* ---- text and binary I/O ---- */
 

@@ -2,13 +2,15 @@
  * selectivity.c
  *		The planner's estimates for Hamming-radius conditions, shared by the
  *		ball operators' restriction and join estimators, the planner support
- *		of <~> (planner.c) and the index cost (mih_cost.c).
+ *		of <~> (rewrite.c) and the index cost (mih_cost.c).
  *
  * Selectivity of "fp within r bits of q" comes from the column's statistics
  * when q is a constant: the share of the most common values and histogram
  * bounds (a sample of the column) within r bits; it never goes below the
  * probability that two independent random fingerprints are within r bits.
  * The operands of the ball operators are classified here, once, by type.
+ * Join and self-join estimates read the share of near pairs that ANALYZE
+ * measured (typanalyze.c writes it).
  */
 #include "simhash.h"
 
@@ -20,7 +22,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "ball.h"
+#include "type/ball.h"
 #include "binomial.h"
 
 /*
@@ -279,4 +281,56 @@ hamming_ball_joinsel(PG_FUNCTION_ARGS)
 		PG_RETURN_FLOAT8(sh_near_pair_selectivity(root, row_centred(&a) ? a.fp_expr : b.fp_expr,
 												  radius));
 	PG_RETURN_FLOAT8(radius < 0 ? 0.0 : hamming_within_prob(radius));
+}
+
+/*
+ * The share of pairs of rows of var whose fingerprints are within radius
+ * bits (NULLs never are), from the column's statistics; returns false when
+ * there are none (no ANALYZE since 0.2.0, or not a plain column).
+ */
+static bool
+sh_near_pair_fraction(PlannerInfo *root, Node *var, int radius, double *fraction)
+{
+	VariableStatData vardata;
+	AttStatsSlot sslot;
+	bool		found = false;
+
+	examine_variable(root, var, 0, &vardata);
+	if (HeapTupleIsValid(vardata.statsTuple) &&
+		get_attstatsslot(&sslot, vardata.statsTuple, SH_STATISTIC_KIND_NEAR_PAIRS,
+						 InvalidOid, ATTSTATSSLOT_NUMBERS))
+	{
+		if (sslot.nnumbers == SH_NEAR_PAIRS_NUMBERS)
+		{
+			double		nullfrac = ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
+			int			r = Max(0, Min(radius, SIMHASH_BITS));
+
+			*fraction = radius < 0 ? 0.0 :
+				sslot.numbers[r] * (1.0 - nullfrac) * (1.0 - nullfrac);
+			found = true;
+		}
+		free_attstatsslot(&sslot);
+	}
+	ReleaseVariableStats(vardata);
+	return found;
+}
+
+/*
+ * The chance that a row of var is within radius of a fingerprint taken from
+ * another row like it (a probe of the self-join, or the join clause itself):
+ * the share of pairs within radius that ANALYZE measured, never below the
+ * chance for random fingerprints (which is all there is without the
+ * statistic).
+ */
+double
+sh_near_pair_selectivity(PlannerInfo *root, Node *var, int radius)
+{
+	double		fraction;
+	double		floor = hamming_within_prob(radius);
+
+	if (radius < 0)
+		return 0.0;
+	if (sh_near_pair_fraction(root, var, radius, &fraction))
+		return Max(fraction, floor);
+	return floor;
 }

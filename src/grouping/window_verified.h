@@ -1,6 +1,6 @@
 /*
- * dedup_verify.h
- *		Grouping on verified pairs (dedup_verify.c): the text form of the
+ * window_verified.h
+ *		Grouping on verified pairs (window_verified.c): the text form of the
  *		window functions simhash_leader() and simhash_component().
  */
 #ifndef SIMHASH_DEDUP_VERIFY_H
@@ -61,7 +61,7 @@ typedef struct VgResult
 } VgResult;
 
 /*
- * Bytes per row this needs at most, on top of dedup.c's (checked against
+ * Bytes per row this needs at most, on top of window.c's (checked against
  * maintenance_work_mem): while the nodes are made, per row its node (4) and
  * per node its first row, class, file offset, feature count, text flag and
  * key (45) and its entry in the hash table of texts (about 56); afterwards

@@ -3,12 +3,12 @@
  *		Bytes appended and read back by offset: in memory up to a limit (the
  *		caller's work_mem), then in a temporary file (BufFile).
  *
- * The verified grouping (dedup.c, dedup_verify.c) writes each row's text and
+ * The verified grouping (window.c, window_verified.c) writes each row's text and
  * each text's feature set once and reads some of them back. A partition of a
  * few rows, as the removal scripts give it one component at a time, stays in
  * memory and opens no file; a partition of millions of rows goes to disk.
  */
-#include "spill.h"
+#include "grouping/spill.h"
 
 #include "utils/memutils.h"
 

@@ -1,5 +1,5 @@
 /*
- * planner.c
+ * rewrite.c
  *		Planner support: rewrite radius comparisons on <~> into
  *		hamming_within(), which an index can answer.
  *

@@ -28,7 +28,7 @@
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
-#include "tokenize.h"
+#include "fingerprint/tokenize.h"
 
 /* Defaults when a call does not name the feature mode or size. */
 #define DEFAULT_FEATURES	SH_FEATURES_WORDS

@@ -4,7 +4,7 @@
  *
  * hamming_distance() is the function of the <~> operator and returns the
  * simhash_distance domain (over int4) so that comparisons on it can carry
- * planner support (see planner.c). hamming() returns plain int4 for <->.
+ * planner support (see rewrite.c). hamming() returns plain int4 for <->.
  * hamming_within(a, b, r) is "distance <= r", the form the planner rewrites
  * radius comparisons into and the index answers.
  */

@@ -25,8 +25,8 @@
 #include "postgres.h"
 #endif
 
-#include "nfkc.h"
-#include "nfkc_tables.h"
+#include "fingerprint/nfkc.h"
+#include "fingerprint/nfkc_tables.h"
 
 /* Hangul syllables (Unicode 3.12, "Conjoining Jamo Behavior") */
 #define SBASE	0xAC00

@@ -15,8 +15,8 @@
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
 
-#include "ball.h"
-#include "hexfmt.h"
+#include "type/ball.h"
+#include "type/hexfmt.h"
 
 /*
  * A radius a user gives (hamming_ball(), the text and binary forms) is a

@@ -1,5 +1,5 @@
 /*
- * key_pack.c
+ * pigeonhole_pack.c
  *		Pigeonhole keys moved in bulk: the aggregate simhash_key_pack() packs
  *		the keys of a group of rows into one bytea per target, and
  *		simhash_pack_partners() finds, among the keys packed for one target,
@@ -30,7 +30,7 @@
  *
  * The pairs: the keys of one target sorted by (block, key, fingerprint);
  * the rows of each (block, key) are searched as simhash_key_partners
- * searches a partition (key_partners.c): every pair of a small group, the
+ * searches a partition (pigeonhole_partners.c): every pair of a small group, the
  * distinct fingerprints of a large one by batch_near_pairs; a pair is
  * reported only in its first shared key, so over all targets each pair once.
  * The result: one row per id in a pair here, with its fingerprint and its
@@ -51,10 +51,10 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "batch.h"
+#include "grouping/batch.h"
 #include "binomial.h"
 #include "mih/mih.h"
-#include "pigeonhole.h"
+#include "grouping/pigeonhole.h"
 
 #define KEY_PACK_MAGIC		0x53484B31	/* "SHK1": format version 1 */
 #define KEY_PACK_HEADER		12

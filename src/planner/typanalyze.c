@@ -1,5 +1,5 @@
 /*
- * stats.c
+ * typanalyze.c
  *		Column statistics of fingerprints for the planner: besides the
  *		standard ones (most common values, histogram), the share of pairs of
  *		rows whose fingerprints are within r bits, for every r from 0 to 64,
@@ -11,7 +11,7 @@
  * chance that two random fingerprints are that close is smaller than the
  * true rate by many orders of magnitude. Pairs of sampled rows are a
  * uniform sample of pairs of rows, so their share within r estimates the
- * table's directly.
+ * table's directly. The slot is defined in ball.h; selectivity.c reads it.
  */
 #include "simhash.h"
 
@@ -22,15 +22,8 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "ball.h"
+#include "type/ball.h"
 
-/*
- * Our statistics slot: a private "kind" code, chosen at random in the
- * 10000-30000 range pg_statistic.h sets aside for that. stanumbers[r] is
- * the share of pairs of distinct sampled rows within r bits, r = 0..64.
- */
-#define SH_STATISTIC_KIND_NEAR_PAIRS	23917
-#define SH_NEAR_PAIRS_NUMBERS			(SIMHASH_BITS + 1)
 
 /*
  * At most this many sampled rows are compared pairwise: 2 * 10^8 pairs, a
@@ -133,56 +126,4 @@ simhash_typanalyze(PG_FUNCTION_ARGS)
 	stats->compute_stats = compute_simhash_stats;
 	stats->extra_data = extra;
 	PG_RETURN_BOOL(true);
-}
-
-/*
- * The share of pairs of rows of var whose fingerprints are within radius
- * bits (NULLs never are), from the column's statistics; returns false when
- * there are none (no ANALYZE since 0.2.0, or not a plain column).
- */
-static bool
-sh_near_pair_fraction(PlannerInfo *root, Node *var, int radius, double *fraction)
-{
-	VariableStatData vardata;
-	AttStatsSlot sslot;
-	bool		found = false;
-
-	examine_variable(root, var, 0, &vardata);
-	if (HeapTupleIsValid(vardata.statsTuple) &&
-		get_attstatsslot(&sslot, vardata.statsTuple, SH_STATISTIC_KIND_NEAR_PAIRS,
-						 InvalidOid, ATTSTATSSLOT_NUMBERS))
-	{
-		if (sslot.nnumbers == SH_NEAR_PAIRS_NUMBERS)
-		{
-			double		nullfrac = ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
-			int			r = Max(0, Min(radius, SIMHASH_BITS));
-
-			*fraction = radius < 0 ? 0.0 :
-				sslot.numbers[r] * (1.0 - nullfrac) * (1.0 - nullfrac);
-			found = true;
-		}
-		free_attstatsslot(&sslot);
-	}
-	ReleaseVariableStats(vardata);
-	return found;
-}
-
-/*
- * The chance that a row of var is within radius of a fingerprint taken from
- * another row like it (a probe of the self-join, or the join clause itself):
- * the share of pairs within radius that ANALYZE measured, never below the
- * chance for random fingerprints (which is all there is without the
- * statistic).
- */
-double
-sh_near_pair_selectivity(PlannerInfo *root, Node *var, int radius)
-{
-	double		fraction;
-	double		floor = hamming_within_prob(radius);
-
-	if (radius < 0)
-		return 0.0;
-	if (sh_near_pair_fraction(root, var, radius, &fraction))
-		return Max(fraction, floor);
-	return floor;
 }

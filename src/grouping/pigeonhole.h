@@ -1,17 +1,17 @@
 /*
  * pigeonhole.h
- *		The pigeonhole keys of simhash_blocks (pairs.c): a key is a
+ *		The pigeonhole keys of simhash_blocks (pigeonhole.c): a key is a
  *		fingerprint's bits on one choice of m - r of its m blocks, and the
  *		choices are numbered in lexicographic order. The one copy of that
  *		numbering, for simhash_blocks, simhash_first_shared_block and the
- *		window function that finds the pairs of one key (key_partners.c).
+ *		window function that finds the pairs of one key (pigeonhole_partners.c).
  */
 #ifndef SIMHASH_PIGEONHOLE_H
 #define SIMHASH_PIGEONHOLE_H
 
 #include "binomial.h"
 
-/* pairs.c: the arguments' checks, with the errors every key function gives */
+/* pigeonhole.c: the arguments' checks, with the errors every key function gives */
 extern void sh_pigeon_check_radius(int32 r);
 extern void sh_pigeon_check_blocks(int32 r, int32 m);
 

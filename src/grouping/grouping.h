@@ -1,8 +1,8 @@
 /*
  * grouping.h
  *		The two ways near-duplicates are grouped, one copy for the window
- *		functions (dedup.c: simhash_component, simhash_leader) and for pair
- *		lists (pairs.c: simhash_pair_groups). Rows are numbered 0 .. n - 1 in
+ *		functions (window.c: simhash_component, simhash_leader) and for pair
+ *		lists (pigeonhole.c: simhash_pair_groups). Rows are numbered 0 .. n - 1 in
  *		the order that decides who is kept; rep[d] is the row that represents
  *		row d's group.
  */

@@ -1,5 +1,5 @@
 /*
- * key_partners.c
+ * pigeonhole_partners.c
  *		The pairs of one pigeonhole key, found in memory: the window function
  *		simhash_key_partners(), for finding every pair within a radius where
  *		the rows are spread over many nodes (examples/dedup_pairs.sql).
@@ -8,7 +8,7 @@
  *	  FROM doc_keys;     -- (block, key) from simhash_blocks(fp, 3, 4)
  *
  * Two fingerprints within r bits share at least one pigeonhole key
- * (pairs.c), so the rows of one key are the candidates of every pair whose
+ * (pigeonhole.c), so the rows of one key are the candidates of every pair whose
  * first shared key it is. A partition holds the rows of one key value; keys
  * of different blocks can be equal (bits zero in both), and each block's
  * rows are then searched apart. Partitioning by the key alone, a bigint,
@@ -45,9 +45,9 @@
 #include "utils/memutils.h"
 #include "windowapi.h"
 
-#include "batch.h"
+#include "grouping/batch.h"
 #include "mih/mih.h"
-#include "pigeonhole.h"
+#include "grouping/pigeonhole.h"
 
 /*
  * Per row at most: id, fingerprint 16; partition row, block, first partner
