@@ -491,64 +491,18 @@ key_pack_check(bytea *pack, int32 radius, int32 blocks, const char **data)
 }
 
 /*
- * simhash_pack_partners(packs bytea[], radius int, blocks int)
- *	 RETURNS TABLE (id int8, fp simhash, partners int8[]):
- * the rows of these packs (one target's) that are in a pair reported here,
- * each with its partners.
+ * The n keys of the packs (masks filled with the blocks' bits), with each key's bits (its fingerprint under its
+ * block's mask), sorted by block and key; a block that is not a key of
+ * blocks at radius is an error.
  */
-PG_FUNCTION_INFO_V1(simhash_pack_partners);
-Datum
-simhash_pack_partners(PG_FUNCTION_ARGS)
+static KeyPackEntry *
+key_pack_unpack(Datum *packs, const bool *pnulls, int npacks, int32 radius, int32 blocks,
+				uint64 n, uint64 *masks)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
-	int32		radius = PG_GETARG_INT32(1);
-	int32		blocks = PG_GETARG_INT32(2);
-	Datum	   *packs;
-	bool	   *pnulls;
-	int			npacks;
-	uint64		masks[SIMHASH_BITS];
+	int32		nkeys = (int32) sh_binomial(blocks, radius);
 	uint64	   *keymask;
-	int32		nkeys;
-	uint64		n = 0;
 	KeyPackEntry *entries;
-	KeyPackSearch ks;
-	KeyPackHalf *halves;
-	uint64		nhalves;
 	uint64		i;
-
-	sh_pigeon_check_radius(radius);
-	sh_pigeon_check_blocks(radius, blocks);
-	nkeys = (int32) sh_binomial(blocks, radius);
-	InitMaterializedSRF(fcinfo, 0);
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("simhash_pack_partners() takes a one-dimensional array of packs, not %d dimensions",
-						ARR_NDIM(arr))));
-	deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, &packs, &pnulls, &npacks);
-	for (int j = 0; j < npacks; j++)
-	{
-		const char *data;
-
-		if (pnulls[j])
-			continue;
-		packs[j] = PointerGetDatum(PG_DETOAST_DATUM(packs[j]));
-		n += key_pack_check(DatumGetByteaPP(packs[j]), radius, blocks, &data);
-	}
-
-	memset(&ks, 0, sizeof(ks));
-	ks.limit = (Size) maintenance_work_mem * 1024;
-	ks.used = n * KEY_PACK_BYTES_PER_KEY;
-	if (n >= PG_UINT32_MAX || ks.used > ks.limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("simhash_pack_partners() needs about %llu kB of memory for %llu keys, more than maintenance_work_mem (%d kB)",
-						(unsigned long long) (n * KEY_PACK_BYTES_PER_KEY / 1024),
-						(unsigned long long) n, maintenance_work_mem),
-				 errhint("Raise maintenance_work_mem, or pack the keys for more targets.")));
-	if (n == 0)
-		return (Datum) 0;
 
 	mih_default_masks(blocks, masks);
 	keymask = palloc(sizeof(uint64) * nkeys);
@@ -585,37 +539,33 @@ simhash_pack_partners(PG_FUNCTION_ARGS)
 		}
 	}
 	key_pack_sort_entries(entries, n);
+	pfree(keymask);
+	return entries;
+}
 
-	ks.entries = entries;
-	ks.radius = radius;
-	ks.blocks = blocks;
-	ks.masks = masks;
-	for (uint64 start = 0; start < n;)
-	{
-		uint64		end = start + 1;
-
-		while (end < n && entries[end].block == entries[start].block &&
-			   entries[end].key == entries[start].key)
-			end++;
-		if (end - start > 1)
-			key_pack_group(&ks, (uint32) start, (uint32) (end - start));
-		start = end;
-		CHECK_FOR_INTERRUPTS();
-	}
+/*
+ * One result row per row paired: its id, its fingerprint and its partners'
+ * ids, ascending and distinct. Frees the pairs and the entries.
+ */
+static void
+key_pack_emit(ReturnSetInfo *rsinfo, KeyPackSearch *ks, KeyPackEntry *entries)
+{
+	KeyPackHalf *halves;
+	uint64		nhalves;
 
 	/* every row's partners: both halves of every pair, sorted by row */
-	nhalves = ks.nedges * 2;
+	nhalves = ks->nedges * 2;
 	halves = palloc_extended(sizeof(KeyPackHalf) * Max(nhalves, 1), MCXT_ALLOC_HUGE);
-	for (uint64 e = 0; e < ks.nedges; e++)
+	for (uint64 e = 0; e < ks->nedges; e++)
 	{
-		const KeyPackEntry *a = &entries[ks.edges[e] >> 32];
-		const KeyPackEntry *b = &entries[(uint32) ks.edges[e]];
+		const KeyPackEntry *a = &entries[ks->edges[e] >> 32];
+		const KeyPackEntry *b = &entries[(uint32) ks->edges[e]];
 
 		halves[2 * e] = (KeyPackHalf) {a->id, b->id, a->fp};
 		halves[2 * e + 1] = (KeyPackHalf) {b->id, a->id, b->fp};
 	}
-	if (ks.edges)
-		pfree(ks.edges);
+	if (ks->edges)
+		pfree(ks->edges);
 	pfree(entries);
 	key_pack_sort_halves(halves, nhalves);
 	for (uint64 start = 0; start < nhalves;)
@@ -641,5 +591,81 @@ simhash_pack_partners(PG_FUNCTION_ARGS)
 		pfree(DatumGetPointer(values[2]));
 		start = end;
 	}
+}
+
+/*
+ * simhash_pack_partners(packs bytea[], radius int, blocks int)
+ *	 RETURNS TABLE (id int8, fp simhash, partners int8[]):
+ * the rows of these packs (one target's) that are in a pair reported here,
+ * each with its partners.
+ */
+PG_FUNCTION_INFO_V1(simhash_pack_partners);
+Datum
+simhash_pack_partners(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	int32		radius = PG_GETARG_INT32(1);
+	int32		blocks = PG_GETARG_INT32(2);
+	Datum	   *packs;
+	bool	   *pnulls;
+	int			npacks;
+	uint64		masks[SIMHASH_BITS];
+	uint64		n = 0;
+	KeyPackEntry *entries;
+	KeyPackSearch ks;
+
+	sh_pigeon_check_radius(radius);
+	sh_pigeon_check_blocks(radius, blocks);
+	InitMaterializedSRF(fcinfo, 0);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("simhash_pack_partners() takes a one-dimensional array of packs, not %d dimensions",
+						ARR_NDIM(arr))));
+	deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, &packs, &pnulls, &npacks);
+	for (int j = 0; j < npacks; j++)
+	{
+		const char *data;
+
+		if (pnulls[j])
+			continue;
+		packs[j] = PointerGetDatum(PG_DETOAST_DATUM(packs[j]));
+		n += key_pack_check(DatumGetByteaPP(packs[j]), radius, blocks, &data);
+	}
+
+	memset(&ks, 0, sizeof(ks));
+	ks.limit = (Size) maintenance_work_mem * 1024;
+	ks.used = n * KEY_PACK_BYTES_PER_KEY;
+	if (n >= PG_UINT32_MAX || ks.used > ks.limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash_pack_partners() needs about %llu kB of memory for %llu keys, more than maintenance_work_mem (%d kB)",
+						(unsigned long long) (n * KEY_PACK_BYTES_PER_KEY / 1024),
+						(unsigned long long) n, maintenance_work_mem),
+				 errhint("Raise maintenance_work_mem, or pack the keys for more targets.")));
+	if (n == 0)
+		return (Datum) 0;
+
+	entries = key_pack_unpack(packs, pnulls, npacks, radius, blocks, n, masks);
+
+	ks.entries = entries;
+	ks.radius = radius;
+	ks.blocks = blocks;
+	ks.masks = masks;
+	for (uint64 start = 0; start < n;)
+	{
+		uint64		end = start + 1;
+
+		while (end < n && entries[end].block == entries[start].block &&
+			   entries[end].key == entries[start].key)
+			end++;
+		if (end - start > 1)
+			key_pack_group(&ks, (uint32) start, (uint32) (end - start));
+		start = end;
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	key_pack_emit(rsinfo, &ks, entries);
 	return (Datum) 0;
 }

@@ -251,71 +251,41 @@ key_find_pairs(KeySearch *ks, const SimHash *fps, uint32 n)
 	batch_near_pairs(dfps, nd, ks->radius, key_distinct_pair, ks, NULL, NULL, &stats);
 }
 
-/* Read the partition, find its pairs, and keep every row's partners. */
-static void
-key_compute(WindowObject winobj, KeyPartition *part)
+/* The rows of one partition that have a fingerprint, in partition order. */
+typedef struct KeyRows
 {
-	MemoryContext partcxt = GetMemoryChunkContext(part);
-	MemoryContext oldcxt;
-	int64		nrows = WinGetPartitionRowCount(winobj);
-	bool		isnull;
-	Datum		d;
-	int32		radius;
-	int32		nblocks;
-	uint64		masks[SIMHASH_BITS];
-	int64		nkeys;
-	int32		cached_block = -1;	/* the last row's block, and its bits */
-	uint64		cached_mask = 0;
-	int32		first_block = -1;
-	bool		one_block = true;
-	SimHash		key = 0;
-	int64		first_id = 0;
-	int32	   *blocks;
 	int64	   *ids;
 	SimHash    *fps;
-	uint32	   *rowpos;
-	uint32		nfp = 0;
-	KeySearch	ks;
+	uint32	   *rowpos;			/* each row's position in the partition */
+	int32	   *blocks;			/* each row's key block */
+	uint32		n;
+	bool		one_block;		/* every row has the same block */
+	int32		first_block;
+} KeyRows;
 
-	part->computed = true;
-	d = WinGetFuncArgCurrent(winobj, 3, &isnull);
-	radius = isnull ? 0 : DatumGetInt32(d);
-	part->null_args = isnull;
-	d = WinGetFuncArgCurrent(winobj, 4, &isnull);
-	nblocks = isnull ? 0 : DatumGetInt32(d);
-	part->null_args |= isnull;
-	if (part->null_args)
-		return;
-	sh_pigeon_check_radius(radius);
-	sh_pigeon_check_blocks(radius, nblocks);
-	mih_default_masks(nblocks, masks);
-	nkeys = (int64) sh_binomial(nblocks, radius);
+/*
+ * Read the partition's rows into rows (in the current memory context),
+ * checking that each has an id and a block, that its block is a key of
+ * nblocks at radius, and that all share one key (the partition's). A row
+ * without a fingerprint keeps KEY_NO_FP in part->first.
+ */
+static void
+key_read_rows(WindowObject winobj, KeyPartition *part, int64 nrows, int32 radius,
+			  int32 nblocks, const uint64 *masks, KeyRows *rows)
+{
+	int64		nkeys = (int64) sh_binomial(nblocks, radius);
+	int32		cached_block = -1;	/* the last row's block, and its bits */
+	uint64		cached_mask = 0;
+	SimHash		key = 0;
+	int64		first_id = 0;
 
-	if (nrows > (int64) PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("simhash_key_partners() cannot search %lld rows in one partition",
-						(long long) nrows),
-				 errdetail("The limit is %d rows.", PG_INT32_MAX)));
-	memset(&ks, 0, sizeof(ks));
-	ks.limit = (Size) maintenance_work_mem * 1024;
-	ks.used = (Size) nrows * KEY_BYTES_PER_ROW;
-	if (ks.used > ks.limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("simhash_key_partners needs about %zu kB of memory for the %lld rows of one key, more than maintenance_work_mem (%d kB)",
-						ks.used / 1024, (long long) nrows, maintenance_work_mem),
-				 errhint("Raise maintenance_work_mem, or cut the fingerprints into more blocks, so that fewer share a key.")));
-
-	part->first = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
-	part->count = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
-	memset(part->count, 0, sizeof(uint32) * Max(nrows, 1));
-	/* everything in the partition's context, freed when the partition ends */
-	oldcxt = MemoryContextSwitchTo(partcxt);
-	ids = palloc_extended(sizeof(int64) * Max(nrows, 1), MCXT_ALLOC_HUGE);
-	fps = palloc_extended(sizeof(SimHash) * Max(nrows, 1), MCXT_ALLOC_HUGE);
-	rowpos = palloc_extended(sizeof(uint32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
-	blocks = palloc_extended(sizeof(int32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	rows->ids = palloc_extended(sizeof(int64) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	rows->fps = palloc_extended(sizeof(SimHash) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	rows->rowpos = palloc_extended(sizeof(uint32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	rows->blocks = palloc_extended(sizeof(int32) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	rows->n = 0;
+	rows->one_block = true;
+	rows->first_block = -1;
 
 	for (int64 pos = 0; pos < nrows; pos++)
 	{
@@ -353,11 +323,11 @@ key_compute(WindowObject winobj, KeyPartition *part)
 								   radius, nblocks, (long long) nkeys - 1)));
 			cached_mask = sh_pigeon_key_mask(cached_block, radius, nblocks, masks);
 		}
-		if (nfp == 0)
+		if (rows->n == 0)
 		{
 			key = DatumGetSimHash(fp) & cached_mask;
 			first_id = DatumGetInt64(id);
-			first_block = cached_block;
+			rows->first_block = cached_block;
 		}
 		else if ((DatumGetSimHash(fp) & cached_mask) != key)
 			ereport(ERROR,
@@ -366,88 +336,153 @@ key_compute(WindowObject winobj, KeyPartition *part)
 					 errdetail("Row %lld has key %016llx (block %d), row %lld before it key %016llx (block %d).",
 							   (long long) DatumGetInt64(id),
 							   (unsigned long long) (DatumGetSimHash(fp) & cached_mask), cached_block,
-							   (long long) first_id, (unsigned long long) key, first_block),
+							   (long long) first_id, (unsigned long long) key, rows->first_block),
 					 errhint("Partition by the key that simhash_blocks(fp, %d, %d) gives: OVER (PARTITION BY key).",
 							 radius, nblocks)));
-		if (cached_block != first_block)
-			one_block = false;
-		blocks[nfp] = cached_block;
-		ids[nfp] = DatumGetInt64(id);
-		fps[nfp] = DatumGetSimHash(fp);
-		rowpos[nfp] = (uint32) pos;
-		nfp++;
+		if (cached_block != rows->first_block)
+			rows->one_block = false;
+		rows->blocks[rows->n] = cached_block;
+		rows->ids[rows->n] = DatumGetInt64(id);
+		rows->fps[rows->n] = DatumGetSimHash(fp);
+		rows->rowpos[rows->n] = (uint32) pos;
+		rows->n++;
 		if ((pos & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+}
 
+/*
+ * Find the pairs of the rows' key, block by block: keys of different blocks
+ * can be equal (bits that are zero in both choices), so one key's partition
+ * may hold several blocks, and each block's rows are searched on their own,
+ * as its own key.
+ */
+static void
+key_search_blocks(KeySearch *ks, const KeyRows *rows)
+{
+	uint64	   *items;
+	uint32	   *map;
+	SimHash    *sub;
+	uint32		i = 0;
+
+	if (rows->one_block)
+	{
+		ks->block = rows->first_block;
+		key_find_pairs(ks, rows->fps, rows->n);
+		return;
+	}
+	items = palloc_extended(sizeof(uint64) * rows->n, MCXT_ALLOC_HUGE);
+	map = palloc_extended(sizeof(uint32) * rows->n, MCXT_ALLOC_HUGE);
+	sub = palloc_extended(sizeof(SimHash) * rows->n, MCXT_ALLOC_HUGE);
+	for (uint32 j = 0; j < rows->n; j++)
+		items[j] = ((uint64) rows->blocks[j] << 32) | j;
+	key_sort_items(items, rows->n);
+	while (i < rows->n)
+	{
+		uint32		nsub = 0;
+
+		ks->block = (int64) (items[i] >> 32);
+		for (; i < rows->n && (int64) (items[i] >> 32) == ks->block; i++)
+		{
+			map[nsub] = (uint32) items[i];
+			sub[nsub++] = rows->fps[(uint32) items[i]];
+		}
+		ks->map = map;
+		key_find_pairs(ks, sub, nsub);
+	}
+	ks->map = NULL;
+}
+
+/*
+ * Every row's partners from the pairs found, contiguous per row: counts,
+ * then offsets, then the ids, each row's sorted.
+ */
+static void
+key_keep_partners(KeyPartition *part, const KeySearch *ks, const KeyRows *rows)
+{
+	MemoryContext partcxt = GetMemoryChunkContext(part);
+	uint32		next = 0;
+
+	for (uint64 e = 0; e < ks->nedges; e++)
+	{
+		part->count[rows->rowpos[ks->edges[e] >> 32]]++;
+		part->count[rows->rowpos[(uint32) ks->edges[e]]]++;
+	}
+	part->partners = MemoryContextAllocHuge(partcxt, sizeof(int64) * Max(ks->nedges * 2, 1));
+	for (uint32 i = 0; i < rows->n; i++)
+	{
+		part->first[rows->rowpos[i]] = next;
+		next += part->count[rows->rowpos[i]];
+		part->count[rows->rowpos[i]] = 0;	/* refilled below */
+	}
+	for (uint64 e = 0; e < ks->nedges; e++)
+	{
+		uint32		a = rows->rowpos[ks->edges[e] >> 32];
+		uint32		b = rows->rowpos[(uint32) ks->edges[e]];
+
+		part->partners[part->first[a] + part->count[a]++] = rows->ids[(uint32) ks->edges[e]];
+		part->partners[part->first[b] + part->count[b]++] = rows->ids[ks->edges[e] >> 32];
+	}
+	for (uint32 i = 0; i < rows->n; i++)
+		if (part->count[rows->rowpos[i]] > 1)
+			key_sort_ids(part->partners + part->first[rows->rowpos[i]], part->count[rows->rowpos[i]]);
+}
+
+/* Read the partition, find its pairs, and keep every row's partners. */
+static void
+key_compute(WindowObject winobj, KeyPartition *part)
+{
+	MemoryContext partcxt = GetMemoryChunkContext(part);
+	MemoryContext oldcxt;
+	int64		nrows = WinGetPartitionRowCount(winobj);
+	bool		isnull;
+	Datum		d;
+	int32		radius;
+	int32		nblocks;
+	uint64		masks[SIMHASH_BITS];
+	KeyRows		rows;
+	KeySearch	ks;
+
+	part->computed = true;
+	d = WinGetFuncArgCurrent(winobj, 3, &isnull);
+	radius = isnull ? 0 : DatumGetInt32(d);
+	part->null_args = isnull;
+	d = WinGetFuncArgCurrent(winobj, 4, &isnull);
+	nblocks = isnull ? 0 : DatumGetInt32(d);
+	part->null_args |= isnull;
+	if (part->null_args)
+		return;
+	sh_pigeon_check_radius(radius);
+	sh_pigeon_check_blocks(radius, nblocks);
+	mih_default_masks(nblocks, masks);
+
+	if (nrows > (int64) PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash_key_partners() cannot search %lld rows in one partition",
+						(long long) nrows),
+				 errdetail("The limit is %d rows.", PG_INT32_MAX)));
+	memset(&ks, 0, sizeof(ks));
+	ks.limit = (Size) maintenance_work_mem * 1024;
+	ks.used = (Size) nrows * KEY_BYTES_PER_ROW;
+	if (ks.used > ks.limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash_key_partners needs about %zu kB of memory for the %lld rows of one key, more than maintenance_work_mem (%d kB)",
+						ks.used / 1024, (long long) nrows, maintenance_work_mem),
+				 errhint("Raise maintenance_work_mem, or cut the fingerprints into more blocks, so that fewer share a key.")));
+
+	part->first = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
+	part->count = MemoryContextAllocHuge(partcxt, sizeof(uint32) * Max(nrows, 1));
+	memset(part->count, 0, sizeof(uint32) * Max(nrows, 1));
+	/* everything in the partition's context, freed when the partition ends */
+	oldcxt = MemoryContextSwitchTo(partcxt);
+	key_read_rows(winobj, part, nrows, radius, nblocks, masks, &rows);
 	ks.radius = radius;
 	ks.nblocks = nblocks;
 	ks.masks = masks;
-	if (one_block)
-	{
-		ks.block = first_block;
-		key_find_pairs(&ks, fps, nfp);
-	}
-	else
-	{
-		/*
-		 * Keys of different blocks can be equal (bits that are zero in both
-		 * choices), so one key's partition may hold several blocks: each
-		 * block's rows are searched on their own, as its own key.
-		 */
-		uint64	   *items = palloc_extended(sizeof(uint64) * nfp, MCXT_ALLOC_HUGE);
-		uint32	   *map = palloc_extended(sizeof(uint32) * nfp, MCXT_ALLOC_HUGE);
-		SimHash    *sub = palloc_extended(sizeof(SimHash) * nfp, MCXT_ALLOC_HUGE);
-		uint32		i = 0;
-
-		for (uint32 j = 0; j < nfp; j++)
-			items[j] = ((uint64) blocks[j] << 32) | j;
-		key_sort_items(items, nfp);
-		while (i < nfp)
-		{
-			uint32		nsub = 0;
-
-			ks.block = (int64) (items[i] >> 32);
-			for (; i < nfp && (int64) (items[i] >> 32) == ks.block; i++)
-			{
-				map[nsub] = (uint32) items[i];
-				sub[nsub++] = fps[(uint32) items[i]];
-			}
-			ks.map = map;
-			key_find_pairs(&ks, sub, nsub);
-		}
-		ks.map = NULL;
-	}
-
-	/* every row's partners, contiguous: counts, offsets, then the ids */
-	for (uint64 e = 0; e < ks.nedges; e++)
-	{
-		part->count[rowpos[ks.edges[e] >> 32]]++;
-		part->count[rowpos[(uint32) ks.edges[e]]]++;
-	}
-	part->partners = MemoryContextAllocHuge(partcxt, sizeof(int64) * Max(ks.nedges * 2, 1));
-	{
-		uint32		next = 0;
-
-		for (uint32 i = 0; i < nfp; i++)
-		{
-			part->first[rowpos[i]] = next;
-			next += part->count[rowpos[i]];
-			part->count[rowpos[i]] = 0; /* refilled below */
-		}
-	}
-	for (uint64 e = 0; e < ks.nedges; e++)
-	{
-		uint32		a = rowpos[ks.edges[e] >> 32];
-		uint32		b = rowpos[(uint32) ks.edges[e]];
-
-		part->partners[part->first[a] + part->count[a]++] = ids[(uint32) ks.edges[e]];
-		part->partners[part->first[b] + part->count[b]++] = ids[ks.edges[e] >> 32];
-	}
-	for (uint32 i = 0; i < nfp; i++)
-		if (part->count[rowpos[i]] > 1)
-			key_sort_ids(part->partners + part->first[rowpos[i]], part->count[rowpos[i]]);
-
+	key_search_blocks(&ks, &rows);
+	key_keep_partners(part, &ks, &rows);
 	MemoryContextSwitchTo(oldcxt);
 }
 

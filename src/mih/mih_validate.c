@@ -32,6 +32,92 @@ type_is(Oid typid, const char *name)
 }
 
 /*
+ * Check one operator of the family against the strategies the access method
+ * knows (see mih_validate); reports what is wrong as INFO and returns false.
+ * Sets *have_within or *have_near when it is a valid member of strategy 1 or
+ * 3.
+ */
+static bool
+validate_operator(Form_pg_amop oprform, Oid opcintype, const char *opfamilyname,
+				  bool *have_within, bool *have_near)
+{
+	if (oprform->amopstrategy == MIH_STRATEGY_NEAR)
+	{
+		/* ball && ball, for EXCLUDE: boolean, both sides the indexed hamming_ball */
+		if (oprform->amoppurpose != AMOP_SEARCH ||
+			!check_amop_signature(oprform->amopopr, BOOLOID,
+								  oprform->amoplefttype, oprform->amoprighttype) ||
+			oprform->amoplefttype != opcintype || oprform->amoprighttype != opcintype ||
+			!type_is(opcintype, "hamming_ball"))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature for strategy %d",
+							opfamilyname, format_operator(oprform->amopopr),
+							MIH_STRATEGY_NEAR),
+					 errdetail("Expected a boolean search operator (hamming_ball, hamming_ball) in a class for hamming_ball.")));
+			return false;
+		}
+		*have_near = true;
+		return true;
+	}
+	if (oprform->amopstrategy == MIH_STRATEGY_DISTANCE)
+	{
+		/* ORDER BY fp <-> q: an int4 distance, sorted by btree integer_ops */
+		if (oprform->amoppurpose != AMOP_ORDER ||
+			!check_amop_signature(oprform->amopopr, INT4OID,
+								  oprform->amoplefttype, oprform->amoprighttype) ||
+			oprform->amoplefttype != opcintype || oprform->amoprighttype != opcintype ||
+			!OidIsValid(get_opfamily_member(oprform->amopsortfamily, INT4OID, INT4OID,
+											BTLessStrategyNumber)))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature for strategy %d",
+							opfamilyname, format_operator(oprform->amopopr),
+							MIH_STRATEGY_DISTANCE),
+					 errdetail("Expected an ordering operator (%s, %s) returning integer, FOR ORDER BY a btree family of integers.",
+							   format_type_be(opcintype), format_type_be(opcintype))));
+			return false;
+		}
+		return true;
+	}
+	if (oprform->amopstrategy != MIH_STRATEGY_WITHIN)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator family \"%s\" contains operator %s with invalid strategy number %d",
+						opfamilyname, format_operator(oprform->amopopr),
+						oprform->amopstrategy)));
+		return false;
+	}
+	if (oprform->amoppurpose != AMOP_SEARCH)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator family \"%s\" contains operator %s as an ordering operator with strategy %d, which only searches",
+						opfamilyname, format_operator(oprform->amopopr),
+						MIH_STRATEGY_WITHIN)));
+		return false;
+	}
+	if (!check_amop_signature(oprform->amopopr, BOOLOID,
+							  oprform->amoplefttype, oprform->amoprighttype) ||
+		oprform->amoplefttype != opcintype ||
+		!type_is(oprform->amoprighttype, "hamming_ball"))
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature",
+						opfamilyname, format_operator(oprform->amopopr)),
+				 errdetail("Expected a boolean operator (%s, hamming_ball).",
+						   format_type_be(opcintype))));
+		return false;
+	}
+	*have_within = true;
+	return true;
+}
+
+/*
  * The members allowed, and no support functions: strategy 1, a boolean search
  * operator whose left input is the indexed type and whose right input is
  * hamming_ball (required); strategy 2, an ordering operator between two
@@ -88,83 +174,8 @@ mih_validate(Oid opclassoid)
 	{
 		Form_pg_amop oprform = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 
-		if (oprform->amopstrategy == MIH_STRATEGY_NEAR)
-		{
-			/* ball && ball, for EXCLUDE: boolean, both sides the indexed hamming_ball */
-			if (oprform->amoppurpose != AMOP_SEARCH ||
-				!check_amop_signature(oprform->amopopr, BOOLOID,
-									  oprform->amoplefttype, oprform->amoprighttype) ||
-				oprform->amoplefttype != opcintype || oprform->amoprighttype != opcintype ||
-				!type_is(opcintype, "hamming_ball"))
-			{
-				ereport(INFO,
-						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-						 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature for strategy %d",
-								opfamilyname, format_operator(oprform->amopopr),
-								MIH_STRATEGY_NEAR),
-						 errdetail("Expected a boolean search operator (hamming_ball, hamming_ball) in a class for hamming_ball.")));
-				result = false;
-			}
-			else
-				have_near = true;
-			continue;
-		}
-		if (oprform->amopstrategy == MIH_STRATEGY_DISTANCE)
-		{
-			/* ORDER BY fp <-> q: an int4 distance, sorted by btree integer_ops */
-			if (oprform->amoppurpose != AMOP_ORDER ||
-				!check_amop_signature(oprform->amopopr, INT4OID,
-									  oprform->amoplefttype, oprform->amoprighttype) ||
-				oprform->amoplefttype != opcintype || oprform->amoprighttype != opcintype ||
-				!OidIsValid(get_opfamily_member(oprform->amopsortfamily, INT4OID, INT4OID,
-												BTLessStrategyNumber)))
-			{
-				ereport(INFO,
-						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-						 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature for strategy %d",
-								opfamilyname, format_operator(oprform->amopopr),
-								MIH_STRATEGY_DISTANCE),
-						 errdetail("Expected an ordering operator (%s, %s) returning integer, FOR ORDER BY a btree family of integers.",
-								   format_type_be(opcintype), format_type_be(opcintype))));
-				result = false;
-			}
-			continue;
-		}
-		if (oprform->amopstrategy != MIH_STRATEGY_WITHIN)
-		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("simhash operator family \"%s\" contains operator %s with invalid strategy number %d",
-							opfamilyname, format_operator(oprform->amopopr),
-							oprform->amopstrategy)));
+		if (!validate_operator(oprform, opcintype, opfamilyname, &have_within, &have_near))
 			result = false;
-			continue;
-		}
-		if (oprform->amoppurpose != AMOP_SEARCH)
-		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("simhash operator family \"%s\" contains operator %s as an ordering operator with strategy %d, which only searches",
-							opfamilyname, format_operator(oprform->amopopr),
-							MIH_STRATEGY_WITHIN)));
-			result = false;
-			continue;
-		}
-		if (!check_amop_signature(oprform->amopopr, BOOLOID,
-								  oprform->amoplefttype, oprform->amoprighttype) ||
-			oprform->amoplefttype != opcintype ||
-			!type_is(oprform->amoprighttype, "hamming_ball"))
-		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature",
-							opfamilyname, format_operator(oprform->amopopr)),
-					 errdetail("Expected a boolean operator (%s, hamming_ball).",
-							   format_type_be(opcintype))));
-			result = false;
-			continue;
-		}
-		have_within = true;
 	}
 	if (type_is(opcintype, "hamming_ball"))
 	{
