@@ -10,6 +10,8 @@
 #include "utils/guc.h"
 
 #include "mih/mih.h"
+#include "mih/mih_cache.h"
+#include "test_fault.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>

@@ -129,7 +129,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	MihBuildState *bs = (MihBuildState *) state;
 	MihEntry	entry;
 
-	/* a NULL fingerprint gets a NULL entry (see mih.h) */
+	/* a NULL fingerprint gets a NULL entry (see mih_format.h) */
 	mih_entry_for_row(&entry, isnull[0] ? 0 : mih_key_fp(bs->balls, values[0]), isnull[0], tid);
 	bs->indtuples += 1;
 	if (!bs->spilled && bs->n == bs->cap)

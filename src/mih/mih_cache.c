@@ -37,6 +37,7 @@
  * the end of the transaction, when no scan remains.
  */
 #include "mih.h"
+#include "mih_cache.h"
 
 #include "access/xact.h"
 #include "miscadmin.h"

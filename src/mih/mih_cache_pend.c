@@ -28,6 +28,7 @@
  * 17 kB a page with 4 blocks.
  */
 #include "mih.h"
+#include "mih_cache.h"
 
 #include "utils/memutils.h"
 

@@ -32,6 +32,8 @@
  * reported as corruption (mih_position_mismatch).
  */
 #include "mih.h"
+#include "mih_cache.h"
+#include "test_fault.h"
 
 #include "miscadmin.h"
 #include "utils/memutils.h"

@@ -40,6 +40,8 @@
  * (simhash.test_fault = screen_midway).
  */
 #include "mih.h"
+#include "mih_cache.h"
+#include "test_fault.h"
 
 #include "miscadmin.h"
 #include "utils/memutils.h"

@@ -40,6 +40,8 @@
  * bound the search: nothing beyond the smallest radius is looked for.
  */
 #include "mih.h"
+#include "mih_cache.h"
+#include "test_fault.h"
 
 #include "miscadmin.h"
 

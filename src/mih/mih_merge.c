@@ -41,7 +41,7 @@
  *   and the smaller runs). Runs then grow geometrically, and each entry is
  *   rewritten O(log N) times.
  * - A flush stays below 1/MIH_FLUSH_SHARE of the index's entries (but may
- *   always take MIH_FLUSH_MIN), and below MIH_MAX_INLINE_MERGE (mih.h), from
+ *   always take MIH_FLUSH_MIN), and below MIH_MAX_INLINE_MERGE (mih_format.h), from
  *   an insert and from VACUUM alike: no single insert pays for rewriting the
  *   whole index, and no flush needs room for a large share of it beside the
  *   rest. Rewriting large runs is left to table folds, whose space is bounded.

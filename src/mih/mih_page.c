@@ -4,6 +4,7 @@
  *		new page (recycled or by extension), the metapage and options.
  */
 #include "mih.h"
+#include "test_fault.h"
 
 #include "access/reloptions.h"
 #include "access/xlog.h"
@@ -351,4 +352,29 @@ mih_chain_append(GenericXLogState *state, Buffer newbuf, uint16 type, uint32 ser
 	*last = blk;
 	(*npages)++;
 	return page;
+}
+
+/*
+ * The leaf of table j of a run where entries with key >= v (masked) start,
+ * from the root, checking each inner page is the run's. Used by the radius
+ * scan (mih_scan_visit.c), the nearest-neighbour search (mih_knn.c) and the
+ * cache (mih_cache.c).
+ */
+BlockNumber
+mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v)
+{
+	BlockNumber blk = hdr->root[table];
+
+	for (int level = hdr->height[table]; level > 0; level--)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Page		page;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
+		blk = mih_inner_child(MihPageGetInner(page), MihPageGetNItems(page, sizeof(MihInnerItem)), v);
+		UnlockReleaseBuffer(buf);
+	}
+	return blk;
 }

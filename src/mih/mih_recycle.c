@@ -27,6 +27,7 @@
  * the page checks (mih_check_page), as a recovery conflict would cancel it.
  */
 #include "mih.h"
+#include "test_fault.h"
 
 #include "miscadmin.h"
 #include "storage/indexfsm.h"

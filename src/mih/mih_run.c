@@ -9,6 +9,7 @@
  * (mih_recycle.c).
  */
 #include "mih.h"
+#include "test_fault.h"
 
 #include "commands/vacuum.h"
 #include "lib/binaryheap.h"

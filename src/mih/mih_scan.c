@@ -25,6 +25,7 @@
  * collected by mih_scan_visit.c.
  */
 #include "mih.h"
+#include "mih_cache.h"
 #include "mih_scan.h"
 
 #include "miscadmin.h"

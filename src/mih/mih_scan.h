@@ -7,7 +7,7 @@
 #ifndef SIMHASH_MIH_SCAN_H
 #define SIMHASH_MIH_SCAN_H
 
-#include "mih.h"
+#include "mih_cache.h"
 
 typedef enum MihScanPhase
 {

@@ -7,6 +7,7 @@
  *		driver (mih_scan.c) chooses the pages.
  */
 #include "mih.h"
+#include "mih_cache.h"
 #include "mih_scan.h"
 
 #include "miscadmin.h"
@@ -35,29 +36,6 @@ reported_earlier(MihScanOpaque so, SimHash fp, int j)
 		if (sh_popcount64(diff & so->masks[k]) <= so->s[k])
 			return true;
 	return false;
-}
-
-/*
- * The leaf of table j of a run where entries with key >= v (masked) start,
- * from the root. Shared with the nearest-neighbour search (mih_knn.c).
- */
-BlockNumber
-mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v)
-{
-	BlockNumber blk = hdr->root[table];
-
-	for (int level = hdr->height[table]; level > 0; level--)
-	{
-		Buffer		buf = ReadBuffer(index, blk);
-		Page		page;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
-		blk = mih_inner_child(MihPageGetInner(page), MihPageGetNItems(page, sizeof(MihInnerItem)), v);
-		UnlockReleaseBuffer(buf);
-	}
-	return blk;
 }
 
 /* A run entry whose block a probe value matched: a match, once. */

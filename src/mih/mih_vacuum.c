@@ -15,6 +15,7 @@
  * cut short by an error or a crash) are reclaimed.
  */
 #include "mih.h"
+#include "test_fault.h"
 
 #include "commands/vacuum.h"
 #include "miscadmin.h"

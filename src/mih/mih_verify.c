@@ -18,6 +18,7 @@
  * reports one that has it.
  */
 #include "mih.h"
+#include "test_fault.h"
 
 #include "access/relation.h"
 #include "access/table.h"

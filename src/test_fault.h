@@ -1,0 +1,24 @@
+/*
+ * test_fault.h
+ *		simhash.test_fault (module.c): a failure injected, or a backend
+ *		stopped, at a chosen step, for the crash, leak and race tests. The
+ *		setting is superuser only; SH_FAULT_NONE in production.
+ */
+#ifndef SIMHASH_TEST_FAULT_H
+#define SIMHASH_TEST_FAULT_H
+
+#define SH_FAULT_NONE					0
+#define SH_FAULT_RECYCLE_BEFORE_FREE	1
+#define SH_FAULT_MERGE_MIDWAY			2
+#define SH_FAULT_OLD_METAPAGE			3
+#define SH_FAULT_FSM_TWICE				4
+#define SH_FAULT_VERIFY_FORGET			5
+#define SH_FAULT_VACUUM_PAUSE			6
+#define SH_FAULT_MERGE_PAUSE			7
+#define SH_FAULT_KNN_KEEP_SMALL			8
+#define SH_FAULT_PLACES_MIDWAY			9
+#define SH_FAULT_SCREEN_MIDWAY			10
+extern void sh_test_pause(int fault);
+extern int	simhash_test_fault;
+
+#endif							/* SIMHASH_TEST_FAULT_H */
