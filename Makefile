@@ -11,7 +11,7 @@ OBJS = src/module.o \
        src/grouping/pigeonhole.o src/grouping/pigeonhole_partners.o src/grouping/pigeonhole_pack.o \
        src/mih/mih_handler.o src/mih/mih_page.o src/mih/mih_run.o src/mih/mih_merge.o src/mih/mih_recycle.o src/mih/mih_build.o \
        src/mih/mih_insert.o src/mih/mih_scan.o src/mih/mih_scan_visit.o src/mih/mih_cache.o src/mih/mih_cache_pos.o src/mih/mih_cache_pend.o src/mih/mih_cache_screen.o src/mih/mih_knn.o src/mih/mih_probe.o src/mih/mih_vacuum.o src/mih/mih_cost.o \
-       src/mih/mih_validate.o src/mih/mih_inspect.o src/mih/mih_verify.o src/mih/mih_leaf.o
+       src/mih/mih_opclass.o src/mih/mih_inspect.o src/mih/mih_verify.o src/mih/mih_leaf.o
 
 # pg_regress suites, in order (sql/NAME.sql against expected/NAME.out)
 REGRESS = type distance rewrite fingerprint jaccard minhash vectors index index_cache index_compact knn exclude operands pairs dedup dedup_verified dedup_script dedup_pairs dedup_review security upgrade

@@ -1,5 +1,5 @@
 /*
- * mih_validate.c
+ * mih_opclass.c
  *		amvalidate for the simhash index: check an operator class really is
  *		one this access method can use.
  */
