@@ -1,7 +1,7 @@
 # simhash: PostgreSQL extension, built with PGXS.
 EXTENSION = simhash
 MODULE_big = simhash
-DATA = simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql simhash--0.2.0--0.2.1.sql simhash--0.2.1--0.3.0.sql
+DATA = simhash--0.3.0.sql simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql simhash--0.2.0--0.2.1.sql simhash--0.2.1--0.3.0.sql
 OBJS = src/module.o \
        src/type/type.o src/type/distance.o src/type/ball.o \
        src/planner/rewrite.o src/planner/selectivity.o src/planner/typanalyze.o \
@@ -15,6 +15,9 @@ OBJS = src/module.o \
 
 # pg_regress suites, in order (sql/NAME.sql against expected/NAME.out)
 REGRESS = type distance rewrite fingerprint jaccard minhash vectors index index_cache index_compact knn exclude operands pairs dedup dedup_verified dedup_script dedup_pairs dedup_review security upgrade
+# every suite runs alone or in any order: the test database gets the extension before any
+# suite runs (a suite that drops it, upgrade, leaves the default version installed again)
+REGRESS_OPTS = --load-extension=simhash
 
 # xxHash is used header-only (XXH_INLINE_ALL): libxxhash-dev at build time only
 PG_CPPFLAGS += -I$(srcdir)/src

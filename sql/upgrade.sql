@@ -1,11 +1,26 @@
 -- upgrade: ALTER EXTENSION simhash UPDATE from 0.1.0 to 0.2.0 on a database holding
--- version-1 fingerprints in a generated column, a simhash index and an expression index.
--- Runs last: it drops the extension the other suites created, updates to 0.2.0 and then to the
--- default version (0.2.1, a library fix; 0.3.0, simhash_jaccard), and leaves that installed.
+-- version-1 fingerprints in a generated column, a simhash index and an expression index,
+-- then to the default version; and every update path ends in the catalog a fresh install
+-- (the default version's one script) makes. It drops the extension other suites may have
+-- created and leaves the default version installed.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS simhash CASCADE;
 RESET client_min_messages;
+
+-- the catalog of a fresh install (simhash--<default>.sql, one script), kept to compare every
+-- update path with
+\set ECHO none
+\ir test/regress/ext_catalog.sql
+\set ECHO all
+CREATE EXTENSION simhash;
+SELECT extversion AS fresh_version FROM pg_extension WHERE extname = 'simhash';
+CREATE TEMP TABLE fresh_catalog AS SELECT * FROM pg_temp.ext_catalog() AS c(fact);
+SELECT count(*) > 200 AS catalog_read FROM fresh_catalog;
+DROP EXTENSION simhash;
+
 CREATE EXTENSION simhash VERSION '0.1.0';
+-- the comparison sees a difference where there is one: 0.1.0 against the fresh install
+SELECT count(*) AS facts_0_1_0_lacks FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f;
 
 CREATE TABLE up_docs (
     id   int PRIMARY KEY,
@@ -77,3 +92,24 @@ SELECT count(*) FROM up_docs WHERE fp <~> (SELECT fp FROM up_docs ORDER BY id LI
 SELECT simhash_jaccard('a b c d', 'a b c x');
 
 DROP TABLE up_docs, up_v1;
+
+-- every update path ends in the catalog of a fresh install: the facts either side lacks
+-- (none expected), from 0.1.0 (just above), 0.2.0 and 0.2.1
+SELECT 'from 0.1.0' AS path, f.fact AS missing, u.fact AS extra
+FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f(fact)
+FULL JOIN (SELECT * FROM pg_temp.ext_catalog() EXCEPT SELECT * FROM fresh_catalog) u(fact) ON false;
+SET client_min_messages = warning;
+DROP EXTENSION simhash CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION simhash VERSION '0.2.0';
+ALTER EXTENSION simhash UPDATE;
+SELECT 'from 0.2.0' AS path, f.fact AS missing, u.fact AS extra
+FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f(fact)
+FULL JOIN (SELECT * FROM pg_temp.ext_catalog() EXCEPT SELECT * FROM fresh_catalog) u(fact) ON false;
+DROP EXTENSION simhash;
+CREATE EXTENSION simhash VERSION '0.2.1';
+ALTER EXTENSION simhash UPDATE;
+SELECT 'from 0.2.1' AS path, f.fact AS missing, u.fact AS extra
+FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f(fact)
+FULL JOIN (SELECT * FROM pg_temp.ext_catalog() EXCEPT SELECT * FROM fresh_catalog) u(fact) ON false;
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';
