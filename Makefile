@@ -9,7 +9,7 @@ OBJS = src/module.o src/type.o src/distance.o src/planner.o src/accum.o src/dist
        src/mih/mih_validate.o src/mih/mih_inspect.o src/mih/mih_verify.o src/mih/mih_leaf.o
 
 # pg_regress suites, in order (sql/NAME.sql against expected/NAME.out)
-REGRESS = type distance rewrite fingerprint jaccard minhash vectors index index_cache index_compact knn exclude operands pairs dedup dedup_verified dedup_script dedup_pairs dedup_review security upgrade
+REGRESS = type distance rewrite fingerprint jaccard minhash vectors index index_cache index_compact index_skew knn exclude operands pairs dedup dedup_verified dedup_script dedup_pairs dedup_review security upgrade
 
 # xxHash is used header-only (XXH_INLINE_ALL): libxxhash-dev at build time only
 PG_CPPFLAGS += -I$(srcdir)/src

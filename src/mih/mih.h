@@ -437,6 +437,8 @@ mih_key_fp(bool balls, Datum key)
 #define SH_FAULT_KNN_KEEP_SMALL			8
 #define SH_FAULT_PLACES_MIDWAY			9
 #define SH_FAULT_SCREEN_MIDWAY			10
+#define SH_FAULT_MERGE_SKEW_FIRST		11
+#define SH_FAULT_MERGE_SKEW_LATER		12
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 
@@ -474,6 +476,8 @@ extern MihRunWriter *mih_run_writer_begin(Relation index, int nblocks,
 extern void mih_run_writer_table(MihRunWriter *w, int table);
 extern void mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid);
 extern void mih_run_writer_end_table(MihRunWriter *w);
+extern int64 mih_run_writer_entries(MihRunWriter *w);
+extern void mih_run_writer_discard(MihRunWriter *w);
 extern void mih_run_writer_flag(MihRunWriter *w, uint32 flags);
 extern BlockNumber mih_run_writer_finish(MihRunWriter *w, int64 *nentries);
 
