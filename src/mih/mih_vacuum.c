@@ -261,8 +261,12 @@ vacuum_table(Relation index, VacRun *run, int j, uint64 mask, bool gone_ok,
 			run->tables_gone |= 1 << j;
 			if (!run_in_list(index, run))
 				run->gone = true;
-			elog(DEBUG1, "simhash bulk delete: table %d of a run was replaced and its pages freed meanwhile (block %u, serial %u, run %s); the run that replaced it is visited at the end",
-				 j, run->head, run->serial, run->gone ? "unlisted" : "still listed for other tables");
+			if (run->gone)
+				elog(DEBUG1, "simhash bulk delete: a run was replaced and its pages freed meanwhile (block %u, serial %u); the run that replaced it is visited at the end",
+					 run->head, run->serial);
+			else
+				elog(DEBUG1, "simhash bulk delete: table %d of a run was folded away and its pages freed meanwhile (block %u, serial %u); the run that took it is visited at the end",
+					 j, run->head, run->serial);
 			break;
 		}
 		sh_vacuum_delay_point();
