@@ -40,6 +40,8 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"knn_keep_small", SH_FAULT_KNN_KEEP_SMALL, false},
 	{"places_midway", SH_FAULT_PLACES_MIDWAY, false},
 	{"screen_midway", SH_FAULT_SCREEN_MIDWAY, false},
+	{"merge_skew_first", SH_FAULT_MERGE_SKEW_FIRST, false},
+	{"merge_skew_later", SH_FAULT_MERGE_SKEW_LATER, false},
 	{NULL, 0, false}
 };
 

@@ -18,6 +18,8 @@
 #define SH_FAULT_KNN_KEEP_SMALL			8
 #define SH_FAULT_PLACES_MIDWAY			9
 #define SH_FAULT_SCREEN_MIDWAY			10
+#define SH_FAULT_MERGE_SKEW_FIRST		11
+#define SH_FAULT_MERGE_SKEW_LATER		12
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 

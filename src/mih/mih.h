@@ -114,6 +114,8 @@ extern MihRunWriter *mih_run_writer_begin(Relation index, int nblocks,
 extern void mih_run_writer_table(MihRunWriter *w, int table);
 extern void mih_run_writer_add(MihRunWriter *w, SimHash fp, ItemPointer tid);
 extern void mih_run_writer_end_table(MihRunWriter *w);
+extern int64 mih_run_writer_entries(MihRunWriter *w);
+extern void mih_run_writer_discard(MihRunWriter *w);
 extern void mih_run_writer_flag(MihRunWriter *w, uint32 flags);
 extern BlockNumber mih_run_writer_finish(MihRunWriter *w, int64 *nentries);
 

@@ -14,6 +14,7 @@
 #include "commands/vacuum.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/hsearch.h"
@@ -75,6 +76,7 @@ struct MihRunWriter
 	MihRunHeader hdr;
 	int64		nentries_table; /* entries written to the current table */
 	bool		counted;		/* hdr.nentries set by the first table written */
+	int			counted_table;	/* which table that was */
 
 	/* the page being filled, and the block it will be written to */
 	PGAlignedBlock cur;
@@ -323,14 +325,18 @@ mih_run_writer_end_table(MihRunWriter *w)
 	 * simhash_index_verify reports corrupted.
 	 */
 	if (!w->counted)
+	{
 		w->hdr.nentries = w->nentries_table;
+		w->counted_table = w->table;
+	}
 	else if (w->hdr.nentries != w->nentries_table)
 		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("simhash index \"%s\": a new run's tables would hold different entries (%lld and %lld)",
-						RelationGetRelationName(w->index), (long long) w->hdr.nentries,
-						(long long) w->nentries_table),
-				 errdetail("The index is unchanged; the run is not written.")));
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("simhash index \"%s\": a new run's tables would hold different entries (table %d: %lld, table %d: %lld)",
+						RelationGetRelationName(w->index), w->counted_table,
+						(long long) w->hdr.nentries, w->table, (long long) w->nentries_table),
+				 errdetail("Every table of a run holds the same entries; the runs merged disagree in their dead marks. The index is unchanged; the run is not written."),
+				 errhint("REINDEX the index.")));
 	w->counted = true;
 
 	while (w->nkeys > 1)
@@ -367,6 +373,27 @@ mih_run_writer_end_table(MihRunWriter *w)
 	}
 	w->hdr.height[w->table] = level;
 	w->hdr.root[w->table] = (w->nkeys == 1) ? w->blocks[0] : InvalidBlockNumber;
+}
+
+/* The entries of each table written so far (0 before the first ends). */
+int64
+mih_run_writer_entries(MihRunWriter *w)
+{
+	return w->counted ? w->hdr.nentries : 0;
+}
+
+/*
+ * Drop a writer that wrote no entry (a merge that found nothing live):
+ * it took no block, so there is nothing to release but its memory.
+ */
+void
+mih_run_writer_discard(MihRunWriter *w)
+{
+	Assert(w->pages_written == 0 && w->curblk == InvalidBlockNumber);
+	pfree(w->keys);
+	pfree(w->blocks);
+	pfree(w->leaf);
+	pfree(w);
 }
 
 /* Set flags (MIH_RUN_*) in the header the writer will write. */
@@ -632,13 +659,14 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			   MihEntry *extra, int64 nextra, uint32 tables, uint64 serial, bool wal,
 			   bool compact, int64 *nentries, BufferAccessStrategy vacuum_strategy)
 {
-	MihRunWriter *w = NULL;
+	MihRunWriter *w;
 	MihRunHeader *hdrs = palloc(Max(nruns, 1) * sizeof(MihRunHeader));
 	int			nsources = nruns + (nextra > 0 ? 1 : 0);
 	MergeSource *sources = palloc0(Max(nsources, 1) * sizeof(MergeSource));
 	MergeState	ms;
 	binaryheap *heap;
 	bool		flagged = false;
+	int			skewed = -1;
 
 	Assert(nextra == 0 || tables == MIH_ALL_TABLES(nblocks));
 	for (int r = 0; r < nruns; r++)
@@ -654,6 +682,25 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 	ms.sources = sources;
 	heap = binaryheap_allocate(Max(nsources, 1), merge_heap_cmp, &ms);
 
+	/*
+	 * A test drops every entry of one table as if each were dead there and
+	 * live in the others: the first table the merge writes, or the last
+	 * (when that is another), so that the tables disagree (index_skew).
+	 */
+	if (simhash_test_fault == SH_FAULT_MERGE_SKEW_FIRST)
+		skewed = pg_rightmost_one_pos32(tables);
+	else if (simhash_test_fault == SH_FAULT_MERGE_SKEW_LATER &&
+			 pg_leftmost_one_pos32(tables) != pg_rightmost_one_pos32(tables))
+		skewed = pg_leftmost_one_pos32(tables);
+
+	/*
+	 * Every table written is opened and ended, empty ones too, so that the
+	 * writer compares every table's size with the first's; "nothing live"
+	 * is decided only once all tables agree they are empty. Tables that
+	 * disagree mean the sources' marks already did, and the writer raises
+	 * the corruption error before anything is swapped in.
+	 */
+	w = mih_run_writer_begin(index, nblocks, masks, serial, wal, compact);
 	for (int j = 0; j < nblocks; j++)
 	{
 		int64		written = 0;
@@ -686,16 +733,14 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 		}
 		binaryheap_build(heap);
 
+		mih_run_writer_table(w, j);
 		while (!binaryheap_empty(heap))
 		{
 			int			s = DatumGetInt32(binaryheap_first(heap));
 			MergeSource *src = &sources[s];
 
-			if (w == NULL)
-				w = mih_run_writer_begin(index, nblocks, masks, serial, wal, compact);
-			if (written == 0)
-				mih_run_writer_table(w, j);
-			mih_run_writer_add(w, mih_entry_fp(&src->cur), &src->cur.tid);
+			if (j != skewed)	/* else the test fault drops it here only */
+				mih_run_writer_add(w, mih_entry_fp(&src->cur), &src->cur.tid);
 			written++;
 			if ((written & 0xFFFF) == 0)
 				CHECK_FOR_INTERRUPTS();
@@ -707,8 +752,6 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 		for (int s = 0; s < nruns; s++)
 			if (run_tables[s] & (1 << j))
 				mih_leaf_iter_end(&sources[s].it);
-		if (w == NULL)
-			break;				/* nothing live at all */
 		mih_run_writer_end_table(w);
 		/* a test stops a merge of a flagged run between tables (TAP 022) */
 		if (flagged && simhash_test_fault == SH_FAULT_MERGE_PAUSE)
@@ -720,8 +763,10 @@ mih_merge_runs(Relation index, int nblocks, const uint64 *masks,
 			hash_destroy(sources[r].dead);
 	pfree(sources);
 	pfree(hdrs);
-	if (w == NULL)
+	if (mih_run_writer_entries(w) == 0)
 	{
+		/* nothing live at all, in every table alike: no pages were taken */
+		mih_run_writer_discard(w);
 		if (nentries)
 			*nentries = 0;
 		return InvalidBlockNumber;

@@ -188,13 +188,38 @@ typedef struct VacRun
 	MihRunHeader hdr;
 	bool		was_flagged;	/* flagged before: its tables' marks may disagree */
 	bool		gone;			/* retired and recycled while bulk delete ran */
+	uint32		tables_gone;	/* tables a fold took from it while bulk
+								 * delete ran, their pages recycled */
 	int64		newly_dead;		/* counted in its first table */
 	int64		live;
 } VacRun;
 
-/* Is the run still in the run list? (It left it if a merge replaced it.) */
+/*
+ * Is the run still listed for table j: in the run list, and still serving
+ * table j? A fold of table j leaves the run listed for its other tables
+ * but hands table j to a new run (run_gone), after which recycling may
+ * free table j's pages; only a run listed for j vouches for them.
+ */
 static bool
-run_listed(Relation index, const VacRun *run)
+run_listed(Relation index, const VacRun *run, int j)
+{
+	Buffer		metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	MihMetaPageData *meta;
+	bool		listed = false;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	meta = MihPageGetMeta(BufferGetPage(metabuf));
+	for (int r = 0; r < meta->nruns; r++)
+		listed |= meta->runs[r] == run->head && meta->run_serials[r] == run->serial &&
+			(mih_run_tables(meta, r) & (1 << j)) != 0;
+	UnlockReleaseBuffer(metabuf);
+	return listed;
+}
+
+/* Is the run still in the run list at all, serving any table? */
+static bool
+run_in_list(Relation index, const VacRun *run)
 {
 	Buffer		metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	MihMetaPageData *meta;
@@ -212,8 +237,11 @@ run_listed(Relation index, const VacRun *run)
 /*
  * Mark the dead entries of table j of a run. Without the merge lock
  * (gone_ok), a page that is no longer the run's means a merge retired the
- * run and recycling freed its pages: the run is marked gone, as long as the
- * run list no longer names it (else that is corruption, reported).
+ * run's table j (a fold) or the whole run, and recycling freed the pages:
+ * as long as the run list no longer names the run for table j (else that
+ * is corruption, reported), table j is left, and the run is marked gone
+ * when it left the list altogether. The run that took table j's entries
+ * was written meanwhile and is visited in step 3.
  */
 static int64
 vacuum_table(Relation index, VacRun *run, int j, uint64 mask, bool gone_ok,
@@ -228,12 +256,18 @@ vacuum_table(Relation index, VacRun *run, int j, uint64 mask, bool gone_ok,
 		if (!vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, mask, gone_ok, cb, cbstate,
 						 live, &removed, &blk, &ignored, strategy))
 		{
-			if (run_listed(index, run))
+			if (run_listed(index, run, j))
 				vacuum_page(index, blk, MIH_PAGE_LEAF, run->serial, j, mask, false, cb, cbstate,
 							live, &removed, &blk, &ignored, strategy);	/* reports it */
-			run->gone = true;
-			elog(DEBUG1, "simhash bulk delete: a run was replaced and its pages freed meanwhile (block %u, serial %u); the run that replaced it is visited at the end",
-				 run->head, run->serial);
+			run->tables_gone |= 1 << j;
+			if (!run_in_list(index, run))
+				run->gone = true;
+			if (run->gone)
+				elog(DEBUG1, "simhash bulk delete: a run was replaced and its pages freed meanwhile (block %u, serial %u); the run that replaced it is visited at the end",
+					 run->head, run->serial);
+			else
+				elog(DEBUG1, "simhash bulk delete: table %d of a run was folded away and its pages freed meanwhile (block %u, serial %u); the run that took it is visited at the end",
+					 j, run->head, run->serial);
 			break;
 		}
 		sh_vacuum_delay_point();
@@ -286,10 +320,12 @@ vacuum_runs(Relation index, int nblocks, const uint64 *masks, VacRun *runs, int 
 	for (int r = 0; r < nruns; r++)
 	{
 		VacRun	   *run = &runs[r];
+		uint32		first = run->tables & -run->tables;	/* the table that counts */
 
 		for (int j = 1; j < nblocks && !run->gone; j++)
 		{
 			int64		ignored = 0;
+			bool		trusted;
 
 			if (!(run->tables & (1 << j)))
 				continue;
@@ -301,10 +337,15 @@ vacuum_runs(Relation index, int nblocks, const uint64 *masks, VacRun *runs, int 
 				removed += run->newly_dead;
 				continue;
 			}
-			if (!run->was_flagged && run->newly_dead == 0)
+			/*
+			 * The set holds what died in the run only if its first table was
+			 * walked whole: a fold may have taken that table midway.
+			 */
+			trusted = !run->was_flagged && !(run->tables_gone & first);
+			if (trusted && run->newly_dead == 0)
 				break;			/* nothing died: the tables agree */
-			/* a flagged run, or a set that outgrew its budget: the callback */
-			if (run->was_flagged || dead.tids == NULL)
+			/* a flagged run, a cut first table, a set past its budget: the callback */
+			if (!trusted || dead.tids == NULL)
 				vacuum_table(index, run, j, masks[j], gone_ok, callback, callback_state, &ignored,
 							 strategy);
 			else
