@@ -124,6 +124,18 @@ _PG_init(void)
 							8192, 0, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("simhash.standby_scan_restarts",
+							"Times a simhash index scan on a hot standby starts again when the primary recycled its pages.",
+							"Without hot_standby_feedback the primary may recycle pages "
+							"that a standby query still reads; the scan then starts "
+							"again from the index's current state, without returning "
+							"a row twice. Past this many times, or when an index scan "
+							"has returned more rows than work_mem can remember, the "
+							"query is cancelled. 0 cancels it at once.",
+							&mih_standby_scan_restarts,
+							3, 0, 1000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
 	mih_cache_init();
 	MarkGUCPrefixReserved("simhash");
 }

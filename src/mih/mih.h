@@ -97,6 +97,13 @@ extern bool mih_page_is(Page page, uint16 type, uint32 serial, int table);
 extern void mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 						   uint32 serial, int table);
 extern void mih_check_pending_tail(Relation index, Page page, BlockNumber blk);
+/* the same, for a scan's page (share-locked buf): see mih_scan_restartable */
+extern void mih_check_scan_page(Relation index, Buffer buf, BlockNumber blk, uint16 type,
+								uint32 serial, int table);
+/* a scan step that a page recycled under it on a standby ends with false */
+extern bool mih_scan_restartable(bool (*step) (void *arg), void *arg, bool *result);
+/* GUC simhash.standby_scan_restarts: how often a standby scan starts again */
+extern int	mih_standby_scan_restarts;
 
 /* a run header read by whoever does not know its serial: the type is checked */
 #define MIH_ANY_SERIAL	(-1)

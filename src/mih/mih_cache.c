@@ -347,7 +347,7 @@ collect_leaves(Relation index, const MihRunHeader *hdr, int table, BlockNumber b
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
+	mih_check_scan_page(index, buf, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
 	nitems = MihPageGetNItems(page, sizeof(MihInnerItem));
 	items = palloc(Max(nitems, 1) * sizeof(MihInnerItem));
 	memcpy(items, MihPageGetInner(page), nitems * sizeof(MihInnerItem));
@@ -843,7 +843,7 @@ mih_cache_walk_table(Relation index, const MihRunSummary *s, int t,
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, s->serial, t);
+		mih_check_scan_page(index, buf, leaf, MIH_PAGE_LEAF, s->serial, t);
 		entries = mih_leaf_entries(index, leaf, page, s->masks[t], scratch, &n);
 		visit(arg, entries, n);
 		total += n;

@@ -233,7 +233,7 @@ build_slots(Relation index, MihRunSummary *s, uint32 tables, const uint64 *masks
 								i, j)));
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			mih_check_page(index, page, blk, MIH_PAGE_LEAF, s->serial, j);
+			mih_check_scan_page(index, buf, blk, MIH_PAGE_LEAF, s->serial, j);
 			slot_leaf(index, pi, i, blk, page, masks[j]);
 			UnlockReleaseBuffer(buf);
 		}

@@ -269,7 +269,7 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		mih_check_page(index, page, pending, MIH_PAGE_PENDING, pending_serial, -1);
+		mih_check_scan_page(index, buf, pending, MIH_PAGE_PENDING, pending_serial, -1);
 		entries = MihPageGetEntries(page);
 		n = MihPageGetNItems(page, sizeof(MihEntry));
 		for (int i = 0; i < n; i++)
@@ -336,7 +336,7 @@ cached_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v, Des
 
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
+			mih_check_scan_page(index, buf, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
 			dc->n[level] = MihPageGetNItems(page, sizeof(MihInnerItem));
 			if (dc->items[level] == NULL)
 				dc->items[level] = palloc(MIH_INNER_PER_PAGE * sizeof(MihInnerItem));
@@ -479,7 +479,7 @@ probe_positioned(MihKnn *k, MihRunSummary *sum, const MihRunHeader *hdr, int j,
 				buf = mih_cache_read_leaf(index, sum, j, slot, leaf);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				page = BufferGetPage(buf);
-				mih_check_page(index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
+				mih_check_scan_page(index, buf, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
 				if (mih_leaf_is_compact(page))
 					mih_position_mismatch(index, leaf, off);	/* plain runs only */
 				entries = MihPageGetEntries(page);
@@ -582,7 +582,7 @@ probe_table(MihKnn *k, MihRunSummary *sum, uint32 tables, const MihRunHeader *hd
 		buf = sum ? mih_cache_read_leaf(index, sum, j, slot, leaf) : ReadBuffer(index, leaf);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		mih_check_page(index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
+		mih_check_scan_page(index, buf, leaf, MIH_PAGE_LEAF, (uint32) hdr->serial, j);
 		next = MihPageGetOpaque(page)->next;
 		if (mih_leaf_is_compact(page))
 		{
@@ -749,7 +749,7 @@ band_pass(MihKnn *k)
 			buf = ReadBuffer(k->index, leaf);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			mih_check_page(k->index, page, leaf, MIH_PAGE_LEAF, (uint32) hdr.serial, 0);
+			mih_check_scan_page(k->index, buf, leaf, MIH_PAGE_LEAF, (uint32) hdr.serial, 0);
 			if (mih_leaf_is_compact(page) && scratch == NULL)
 				scratch = palloc(MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
 			entries = mih_leaf_entries(k->index, leaf, page, k->masks[0], scratch, &n);

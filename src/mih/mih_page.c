@@ -8,6 +8,7 @@
 
 #include "access/reloptions.h"
 #include "access/xlog.h"
+#include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 
@@ -180,13 +181,33 @@ mih_page_is(Page page, uint16 type, uint32 serial, int table)
 }
 
 /*
+ * A query on a hot standby reached a page the primary recycled: a merge
+ * replayed from the primary freed pages an old query still walks. The
+ * primary frees retired pages once no snapshot of its own can still hold the
+ * old metapage (a transaction ID horizon), which includes the standby's
+ * queries only with hot_standby_feedback, and generic WAL raises no recovery
+ * conflict. The query is cancelled as a recovery conflict would cancel it.
+ */
+static void
+report_recycled(Relation index, BlockNumber blk)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("canceling statement: simhash index \"%s\" was reorganised under it",
+					RelationGetRelationName(index)),
+			 errdetail("Block %u was recycled on the primary while this query still needed it.",
+					   blk),
+	/*
+	 * the primary recycles once no snapshot it knows of can reach a page;
+	 * standby snapshots it knows only by feedback
+	 */
+			 errhint("Retry the query. With hot_standby_feedback = on, the primary keeps the pages that standby queries still read.")));
+}
+
+/*
  * Check that a page a scan reached is the one it expects (mih_page_is). On
- * a hot standby a merge replayed from the primary may have recycled pages
- * an old query still walks: the primary frees retired pages once no
- * snapshot of its own can still hold the old metapage (a transaction ID
- * horizon), which includes the standby's queries only with
- * hot_standby_feedback, and generic WAL raises no recovery conflict. That
- * query is cancelled. On a primary it is corruption.
+ * a hot standby the page may have been recycled under an old query
+ * (report_recycled); on a primary it is corruption.
  */
 void
 mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
@@ -197,17 +218,7 @@ mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 	if (mih_page_is(page, type, serial, table))
 		return;
 	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("canceling statement: simhash index \"%s\" was reorganised under it",
-						RelationGetRelationName(index)),
-				 errdetail("Block %u was recycled on the primary while this query still needed it.",
-						   blk),
-				 /*
-				  * the primary recycles once no snapshot it knows of can
-				  * reach a page; standby snapshots it knows only by feedback
-				  */
-				 errhint("Retry the query. With hot_standby_feedback = on, the primary keeps the pages that standby queries still read.")));
+		report_recycled(index, blk);
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("simhash index \"%s\" is corrupted: block %u is not the page expected",
@@ -215,6 +226,85 @@ mih_check_page(Relation index, Page page, BlockNumber blk, uint16 type,
 			 errdetail("Found type %u, serial %u, table %u; expected type %u, serial %u.",
 					   PageIsNew(page) ? 0 : opaque->type, PageIsNew(page) ? 0 : opaque->serial,
 					   PageIsNew(page) ? 0 : opaque->table, type, serial)));
+}
+
+/* GUC simhash.standby_scan_restarts */
+int			mih_standby_scan_restarts = 3;
+
+/*
+ * Set by mih_scan_restartable while a standby scan can start again, and by
+ * mih_check_scan_page when it ends such a scan's step: see there.
+ */
+static bool restart_armed = false;
+static bool restart_thrown = false;
+
+/*
+ * mih_check_page for a page a scan reads with buf share-locked and no other
+ * buffer locked or pinned (every scan reads one page at a time): when the
+ * page was recycled under a standby scan that can start again
+ * (mih_scan_restartable), the buffer is released first, so that the scan
+ * can catch the error without the transaction's error recovery.
+ */
+void
+mih_check_scan_page(Relation index, Buffer buf, BlockNumber blk, uint16 type,
+					uint32 serial, int table)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (likely(mih_page_is(page, type, serial, table)))
+		return;
+	if (restart_armed && RecoveryInProgress())
+	{
+		UnlockReleaseBuffer(buf);
+		restart_thrown = true;
+		report_recycled(index, blk);
+	}
+	mih_check_page(index, page, blk, type, serial, table);
+}
+
+/*
+ * Run one step of a scan on a hot standby (step(arg), its answer in
+ * *result) so that a page recycled under it (mih_check_scan_page) ends the
+ * step with false instead of an error; the caller then starts the scan
+ * again from the current metapage (src/mih/README, "Reading"). Any other
+ * error goes on. Catching it without a subtransaction is safe because the
+ * error leaves nothing behind that the step took: the page checks release
+ * their buffer before they report (no other buffer lock or pin is held
+ * between a scan's pages), the memory is the scan's, and a summary pin of
+ * the backend's cache left by the step is dropped at the transaction's
+ * end (mih_cache.c).
+ */
+bool
+mih_scan_restartable(bool (*step) (void *arg), void *arg, bool *result)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	uint32		holdoff = InterruptHoldoffCount;
+	uint32		cancel_holdoff = QueryCancelHoldoffCount;
+	volatile bool recycled = false;
+
+	Assert(!restart_armed);
+	restart_armed = true;
+	restart_thrown = false;
+	PG_TRY();
+	{
+		*result = step(arg);
+	}
+	PG_CATCH();
+	{
+		restart_armed = false;
+		if (!restart_thrown || geterrcode() != ERRCODE_T_R_SERIALIZATION_FAILURE)
+			PG_RE_THROW();
+		/* errfinish zeroed these; the step began with the caller's */
+		InterruptHoldoffCount = holdoff;
+		QueryCancelHoldoffCount = cancel_holdoff;
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		recycled = true;
+	}
+	PG_END_TRY();
+	restart_armed = false;
+	restart_thrown = false;
+	return !recycled;
 }
 
 /*
@@ -254,7 +344,7 @@ mih_read_run_header(Relation index, BlockNumber blk, int64 serial, MihRunHeader 
 	Page		page = BufferGetPage(buf);
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	mih_check_page(index, page, blk, MIH_PAGE_RUNHEAD,
+	mih_check_scan_page(index, buf, blk, MIH_PAGE_RUNHEAD,
 				   serial == MIH_ANY_SERIAL ? (PageIsNew(page) ? 0 : MihPageGetOpaque(page)->serial)
 				   : (uint32) serial, -1);
 	memcpy(hdr, MihPageGetRunHeader(page), sizeof(MihRunHeader));
@@ -372,7 +462,7 @@ mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v)
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		mih_check_page(index, page, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
+		mih_check_scan_page(index, buf, blk, MIH_PAGE_INNER, (uint32) hdr->serial, table);
 		blk = mih_inner_child(MihPageGetInner(page), MihPageGetNItems(page, sizeof(MihInnerItem)), v);
 		UnlockReleaseBuffer(buf);
 	}

@@ -28,6 +28,7 @@
 #include "mih_cache.h"
 #include "mih_scan.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -82,6 +83,11 @@ mih_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 	MemoryContextReset(so->cxt);
 	so->fprobes = NULL;
 	so->fprobes_cap = 0;
+	so->standby = RecoveryInProgress();
+	so->restarts = 0;
+	so->returned = NULL;
+	so->nreturned = so->returned_cap = so->nsorted = 0;
+	so->returned_full = false;
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
@@ -173,8 +179,9 @@ start_scan(Relation index, MihScanOpaque so)
 	int			best = 0;
 	MemoryContext old;
 
-	/* counted in pg_stat_user_indexes.idx_scan, as every index AM does */
-	pgstat_count_index_scan(index);
+	/* counted in pg_stat_user_indexes.idx_scan, as every index AM does (once) */
+	if (so->restarts == 0)
+		pgstat_count_index_scan(index);
 
 	metabuf = mih_cache_read_hinted(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -505,6 +512,151 @@ next_page(IndexScanDesc scan)
 	}
 }
 
+/* ---- starting again on a hot standby (src/mih/README, "Reading") ---- */
+
+/*
+ * Can this scan start again if a page is recycled under it? Only on a
+ * standby, a bounded number of times, and for amgettuple only while it
+ * knows every TID it returned.
+ */
+static bool
+can_restart(MihScanOpaque so, bool tuples)
+{
+	return so->standby && so->restarts < mih_standby_scan_restarts &&
+		!(tuples && so->returned_full);
+}
+
+/* Remember a TID amgettuple returns, while at most work_mem of them. */
+static void
+remember_returned(MihScanOpaque so, ItemPointer tid)
+{
+	if (so->returned_full)
+		return;
+	if (so->nreturned == so->returned_cap)
+	{
+		int64		max = Max((int64) work_mem * 1024 / (int64) sizeof(ItemPointerData), 1);
+		int64		cap = Min(Max(so->returned_cap * 2, 256), max);
+
+		if (cap <= so->returned_cap)
+		{
+			/* no restart from now on: it could return a row twice */
+			so->returned_full = true;
+			return;
+		}
+		so->returned = so->returned ?
+			repalloc_huge(so->returned, cap * sizeof(ItemPointerData)) :
+			MemoryContextAllocHuge(so->cxt, cap * sizeof(ItemPointerData));
+		so->returned_cap = cap;
+	}
+	so->returned[so->nreturned++] = *tid;
+}
+
+static int
+tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/* Did amgettuple return this TID before the last restart? */
+static bool
+returned_before(MihScanOpaque so, ItemPointer tid)
+{
+	return so->nsorted > 0 &&
+		bsearch(tid, so->returned, so->nsorted, sizeof(ItemPointerData), tid_cmp) != NULL;
+}
+
+/*
+ * Start the scan again from the current metapage, after a page it needed
+ * was recycled (mih_scan_restartable): every entry visible to the scan's
+ * snapshot is still in the index the current metapage describes, as the
+ * README argues; the rows already returned are not returned again.
+ */
+static void
+restart_scan(IndexScanDesc scan)
+{
+	MihScanOpaque so = (MihScanOpaque) scan->opaque;
+
+	so->restarts++;
+	ereport(LOG,
+			(errmsg("simhash index \"%s\": a scan on this standby starts again (%d of at most %d times): the primary recycled pages it needed",
+					RelationGetRelationName(scan->indexRelation), so->restarts,
+					mih_standby_scan_restarts),
+			 errhint("With hot_standby_feedback = on, the primary keeps the pages that standby queries still read.")));
+	release_buffers(so);
+	if (so->knn)
+		mih_knn_end(so->knn);
+	so->knn = NULL;
+	so->nitems = so->curitem = 0;
+	so->phase = MIH_SCAN_START;
+	if (so->nreturned > 1)
+		qsort(so->returned, so->nreturned, sizeof(ItemPointerData), tid_cmp);
+	so->nsorted = so->nreturned;
+}
+
+static bool
+next_page_step(void *arg)
+{
+	return next_page((IndexScanDesc) arg);
+}
+
+/*
+ * next_page, started again on a standby when a page was recycled under the
+ * scan. For amgettuple (tuples), the matches it returned before a restart
+ * are dropped; a bitmap scan may add a TID twice (the bitmap is a set).
+ */
+static bool
+next_matches(IndexScanDesc scan, bool tuples)
+{
+	MihScanOpaque so = (MihScanOpaque) scan->opaque;
+
+	for (;;)
+	{
+		bool		found;
+		int			n = 0;
+
+		if (!can_restart(so, tuples))
+			found = next_page(scan);
+		else if (!mih_scan_restartable(next_page_step, scan, &found))
+		{
+			restart_scan(scan);
+			continue;
+		}
+		if (!found || !tuples || so->nsorted == 0)
+			return found;
+		for (int i = 0; i < so->nitems; i++)
+			if (!returned_before(so, &so->items[i]))
+				so->items[n++] = so->items[i];
+		so->nitems = n;
+		if (n > 0)
+			return true;
+	}
+}
+
+/* One row of the nearest-neighbour search, begun at the first. */
+typedef struct KnnStep
+{
+	IndexScanDesc scan;
+	ItemPointerData tid;
+	int			dist;
+	bool		isnull;
+} KnnStep;
+
+static bool
+knn_step(void *arg)
+{
+	KnnStep    *st = (KnnStep *) arg;
+	MihScanOpaque so = (MihScanOpaque) st->scan->opaque;
+
+	if (so->knn == NULL)
+	{
+		if (so->restarts == 0)
+			pgstat_count_index_scan(st->scan->indexRelation);
+		so->knn = mih_knn_begin(st->scan->indexRelation, so->order_q, so->nballs,
+								so->centers, so->radii);
+	}
+	return mih_knn_next(so->knn, &st->tid, &st->dist, &st->isnull);
+}
+
 bool
 mih_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -520,37 +672,51 @@ mih_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (so->ordered && !so->order_null)
 	{
-		int			dist;
-		bool		isnull;
+		KnnStep		st;
 		bool		found;
 		MemoryContext old;
 
 		if (so->empty)
 			return false;
+		st.scan = scan;
 		/* the search's buckets live as long as the scan */
 		old = MemoryContextSwitchTo(so->cxt);
-		if (so->knn == NULL)
+		for (;;)
 		{
-			pgstat_count_index_scan(scan->indexRelation);
-			so->knn = mih_knn_begin(scan->indexRelation, so->order_q, so->nballs,
-									so->centers, so->radii);
+			if (!can_restart(so, true))
+				found = knn_step(&st);
+			else if (!mih_scan_restartable(knn_step, &st, &found))
+			{
+				/*
+				 * The search from the start: the rows it finds nearer than
+				 * those returned are not visible to the scan (README)
+				 */
+				restart_scan(scan);
+				continue;
+			}
+			if (!found || !returned_before(so, &st.tid))
+				break;
 		}
-		found = mih_knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
 		MemoryContextSwitchTo(old);
 		if (!found)
 			return false;
+		scan->xs_heaptid = st.tid;
+		if (so->standby)
+			remember_returned(so, &st.tid);
 		/* the exact distance, in order: nothing for the executor to recheck */
-		scan->xs_orderbyvals[0] = Int32GetDatum(dist);
-		scan->xs_orderbynulls[0] = isnull;
+		scan->xs_orderbyvals[0] = Int32GetDatum(st.dist);
+		scan->xs_orderbynulls[0] = st.isnull;
 		scan->xs_recheckorderby = false;
 		return true;
 	}
 	while (so->curitem >= so->nitems)
 	{
-		if (!next_page(scan))
+		if (!next_matches(scan, true))
 			return false;
 	}
 	scan->xs_heaptid = so->items[so->curitem++];
+	if (so->standby)
+		remember_returned(so, &scan->xs_heaptid);
 	if (so->ordered)
 	{
 		/* ORDER BY fp <-> NULL: every distance is NULL, any order will do */
@@ -567,7 +733,7 @@ mih_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	MihScanOpaque so = (MihScanOpaque) scan->opaque;
 	int64		ntids = 0;
 
-	while (next_page(scan))
+	while (next_matches(scan, false))
 	{
 		tbm_add_tuples(tbm, so->items, so->nitems, so->recheck);
 		ntids += so->nitems;

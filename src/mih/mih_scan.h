@@ -103,6 +103,22 @@ typedef struct MihScanOpaqueData
 	SimHash		order_q;
 	MihKnn	   *knn;			/* begun at the first row */
 
+	/*
+	 * On a hot standby a scan whose pages the primary recycled starts again
+	 * from the current metapage (mih_scan_restartable), at most
+	 * simhash.standby_scan_restarts times. amgettuple must not return a row
+	 * twice: the TIDs it returned are kept (at most work_mem of them; past
+	 * that the scan cannot start again) and, after a restart, those sorted
+	 * (the first nsorted) are not returned again.
+	 */
+	bool		standby;
+	int			restarts;
+	ItemPointerData *returned;
+	int64		nreturned;
+	int64		returned_cap;
+	int64		nsorted;
+	bool		returned_full;
+
 	MemoryContext cxt;
 
 	/*

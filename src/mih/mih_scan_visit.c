@@ -186,7 +186,7 @@ mih_scan_visit_run_leaf(Relation index, MihScanOpaque so)
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	mih_check_page(index, page, so->leaf, MIH_PAGE_LEAF, (uint32) so->hdr.serial, j);
+	mih_check_scan_page(index, buf, so->leaf, MIH_PAGE_LEAF, (uint32) so->hdr.serial, j);
 	next = MihPageGetOpaque(page)->next;
 
 	if (mih_leaf_is_compact(page) && !so->fullscan)
@@ -305,7 +305,7 @@ mih_scan_visit_pending(Relation index, MihScanOpaque so)
 	buf = mih_cache_read_hinted(index, so->pending_next);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	mih_check_page(index, page, so->pending_next, MIH_PAGE_PENDING, so->pending_next_serial, -1);
+	mih_check_scan_page(index, buf, so->pending_next, MIH_PAGE_PENDING, so->pending_next_serial, -1);
 	entries = MihPageGetEntries(page);
 	n = MihPageGetNItems(page, sizeof(MihEntry));
 	if (so->nballs == 1 && !so->with_nulls)

@@ -10,6 +10,24 @@
  * Takes a ShareLock on the table (no writes meanwhile) and the index's merge
  * lock. Any problem is an ERROR with ERRCODE_INDEX_CORRUPTED.
  *
+ * On a hot standby recovery allows neither (as amcheck's bt_index_check,
+ * it takes an AccessShareLock), and replay changes the index while it is
+ * checked: inserts append to the pending list, bulk delete marks entries
+ * table by table, merges replace runs and recycling frees what they
+ * replaced. What still holds is checked: the metapage copy; every page
+ * reached is the one its link promised; each run's trees, order and
+ * entries (a run's pages never change but for dead marks, which the
+ * all-entries checksum ignores); every row visible to an MVCC snapshot
+ * taken before the metapage was copied has its entry (no entry of a row
+ * visible to it is marked dead while the snapshot lasts: the heap's
+ * pruning record would first cancel it through PostgreSQL's recovery
+ * conflict). Skipped: the pending list's end and counts against the
+ * metapage, and the live entries compared across tables. A problem found
+ * while replay has reorganised the index meanwhile (its run list or
+ * pending head changed: the page may have been recycled under the check) is
+ * reported as a serialization failure to retry, the finding in its detail;
+ * found on an index not reorganised meanwhile, it is corruption.
+ *
  * Memory: the live entries for the heap check are kept in a hash table
  * (about 48 bytes an entry) while it fits in maintenance_work_mem; past
  * that, as amcheck's heapallindexed does, they go into a Bloom filter of
@@ -23,6 +41,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "common/hashfn.h"
 #include "funcapi.h"
@@ -35,12 +54,58 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
-#define corrupt(index, ...) \
-	ereport(ERROR, \
-			(errcode(ERRCODE_INDEX_CORRUPTED), \
-			 errmsg("simhash index \"%s\" is corrupted", RelationGetRelationName(index)), \
-			 errdetail(__VA_ARGS__)))
+#define corrupt(index, ...) report_corrupt(index, psprintf(__VA_ARGS__))
+
+/* on a hot standby: the metapage as the check copied it, else NULL */
+static const MihMetaPageData *standby_meta = NULL;
+
+/*
+ * On a standby, has replay changed the run list or the pending head since
+ * the check copied the metapage? Then pages it reached may have been
+ * recycled. The metapage is locked only conditionally: the caller may hold
+ * other pages, and replay takes the metapage first; when replay holds it,
+ * the index is being changed.
+ */
+static bool
+standby_reorganised(Relation index)
+{
+	Buffer		buf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
+	bool		changed = true;
+
+	if (ConditionalLockBuffer(buf))
+	{
+		MihMetaPageData *m = MihPageGetMeta(BufferGetPage(buf));
+		const MihMetaPageData *c = standby_meta;
+
+		changed = m->nruns != c->nruns || m->pending_head != c->pending_head ||
+			m->pending_head_serial != c->pending_head_serial ||
+			memcmp(m->runs, c->runs, c->nruns * sizeof(BlockNumber)) != 0 ||
+			memcmp(m->run_serials, c->run_serials, c->nruns * sizeof(uint32)) != 0 ||
+			memcmp(m->run_gone, c->run_gone, c->nruns * sizeof(c->run_gone[0])) != 0;
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	}
+	ReleaseBuffer(buf);
+	return changed;
+}
+
+static void
+report_corrupt(Relation index, const char *detail)
+{
+	if (standby_meta && standby_reorganised(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement: simhash index \"%s\" was reorganised while it was verified",
+						RelationGetRelationName(index)),
+				 errdetail("Replay changed the index after the check copied its metapage; the check then found: %s",
+						   detail),
+				 errhint("Retry. With hot_standby_feedback = on, the primary keeps the pages that standby queries still read; a finding that persists on an index replay does not reorganise is corruption.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("simhash index \"%s\" is corrupted", RelationGetRelationName(index)),
+			 errdetail_internal("%s", detail)));
+}
 
 typedef struct TidEntry
 {
@@ -191,6 +256,10 @@ verify_inner(Relation index, BlockNumber blk, int level, int table, uint64 mask,
 			Buffer		lbuf = read_page(index, items[i].child, MIH_PAGE_LEAF);
 			Page		lpage = BufferGetPage(lbuf);
 
+			if (MihPageGetOpaque(lpage)->table != table || MihPageGetOpaque(lpage)->serial != serial)
+				corrupt(index, "Leaf block %u belongs to table %u of run %u, reached from table %d of run %u.",
+						items[i].child, MihPageGetOpaque(lpage)->table,
+						MihPageGetOpaque(lpage)->serial, table, serial);
 			if (mih_leaf_nitems(lpage) < 1)
 				corrupt(index, "Leaf block %u is empty.", items[i].child);
 			childfirst = mih_leaf_first_key(index, items[i].child, lpage, mask);
@@ -231,13 +300,14 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 			corrupt(index, "Leaf block %u has format %u.", blk, format);
 		if (format == MIH_LEAF_COMPACT && !(hdr->flags & MIH_RUN_COMPACT))
 			corrupt(index, "Leaf block %u is compact, in a run whose header says none is.", blk);
-		/* decoding a compact leaf checks its header and group directory */
-		entries = mih_leaf_entries(index, blk, page, mask, scratch, &cnt);
+		/* the run's leaf (before its contents are read) */
 		if (MihPageGetOpaque(page)->table != table ||
 			MihPageGetOpaque(page)->serial != (uint32) hdr->serial)
 			corrupt(index, "Leaf block %u belongs to table %u of run %u, reached from table %d of run %u.",
 					blk, MihPageGetOpaque(page)->table, MihPageGetOpaque(page)->serial,
 					table, (uint32) hdr->serial);
+		/* decoding a compact leaf checks its header and group directory */
+		entries = mih_leaf_entries(index, blk, page, mask, scratch, &cnt);
 		if (cnt < 1 || cnt > (format == MIH_LEAF_COMPACT ? MIH_LEAF_MAX_ENTRIES : MIH_ENTRIES_PER_PAGE))
 			corrupt(index, "Leaf block %u has %d entries.", blk, cnt);
 		for (int i = 0; i < cnt; i++)
@@ -375,10 +445,14 @@ Datum
 simhash_index_verify(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	/* the caller must own the table: checked before its SHARE lock */
+	/* the caller must own the table: checked before its lock */
 	Oid			heapoid = mih_check_index_access(indexoid, true);
-	Relation	heap = table_open(heapoid, ShareLock);
+	/* on a hot standby only what recovery allows (see the file's comment) */
+	bool		standby = RecoveryInProgress();
+	LOCKMODE	heaplock = standby ? AccessShareLock : ShareLock;
+	Relation	heap = table_open(heapoid, heaplock);
 	Relation	index = index_open(indexoid, AccessShareLock);
+	Snapshot	snapshot = NULL;
 	VerifyState vs;
 	HASHCTL		ctl;
 	Buffer		metabuf;
@@ -400,7 +474,25 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+	standby_meta = NULL;
+	if (standby)
+	{
+		/*
+		 * The rows this snapshot sees were inserted, entries and all, before
+		 * the metapage is copied below
+		 */
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		if (index->rd_index->indcheckxmin &&
+			!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
+								   snapshot->xmin))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("simhash index \"%s\" cannot be verified using this snapshot",
+							RelationGetRelationName(index)),
+					 errdetail("The index is not yet valid for snapshots this old.")));
+	}
+	else
+		LockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
 
 	memset(&vs, 0, sizeof(vs));
 	vs.index = index;
@@ -417,6 +509,8 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	mih_check_metapage(index, BufferGetPage(metabuf));
 	memcpy(&meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
 	UnlockReleaseBuffer(metabuf);
+	if (standby)
+		standby_meta = &meta;
 	vs.indexes_nulls = (meta.layout == MIH_META_LAYOUT_XID &&
 						(meta.flags & MIH_META_INDEXES_NULLS) != 0);
 	/* the entries the metapage counts, to size a Bloom filter if one is needed */
@@ -465,10 +559,11 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 		if (pending_pages > RelationGetNumberOfBlocks(index))
 			corrupt(index, "The pending list has a cycle.");
 	}
-	if (last != meta.pending_tail)
+	/* on a standby, replayed inserts may have appended since the copy */
+	if (!standby && last != meta.pending_tail)
 		corrupt(index, "The pending list ends at block %u, the metapage says %u.",
 				last, meta.pending_tail);
-	if (pending != meta.pending_entries || pending_pages != meta.pending_pages)
+	if (!standby && (pending != meta.pending_entries || pending_pages != meta.pending_pages))
 		corrupt(index, "The pending list holds %lld entries on %u pages, the metapage says %lld on %u.",
 				(long long) pending, pending_pages,
 				(long long) meta.pending_entries, meta.pending_pages);
@@ -487,16 +582,30 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 		if (mih_run_tables(&meta, r) & 1)
 			run_total += meta.run_entries[r];
 	}
-	for (int j = 1; j < meta.nblocks && !flagged; j++)
+	/* on a standby, replayed dead marks may have reached some tables only */
+	for (int j = 1; j < meta.nblocks && !flagged && !standby; j++)
 		if (table_live[j] != table_live[0])
 			corrupt(index, "The runs serving table %d do not hold the same live entries as those serving table 0.", j);
 
 	/* every live heap tuple is in the index with its fingerprint */
 	indexInfo = BuildIndexInfo(index);
-	table_index_build_scan(heap, index, indexInfo, false, false,
-						   verify_callback, &vs, NULL);
+	if (standby)
+	{
+		/* the rows the snapshot sees, as amcheck's heapallindexed does */
+		TableScanDesc scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
 
-	UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+		indexInfo->ii_Concurrent = true;
+		table_index_build_scan(heap, index, indexInfo, true, false,
+							   verify_callback, &vs, scan);
+		UnregisterSnapshot(snapshot);
+		standby_meta = NULL;
+	}
+	else
+	{
+		table_index_build_scan(heap, index, indexInfo, false, false,
+							   verify_callback, &vs, NULL);
+		UnlockPage(index, MIH_METAPAGE_BLKNO, ExclusiveLock);
+	}
 	if (vs.bloom)
 		bloom_free(vs.bloom);
 	MemoryContextDelete(vs.tidcxt);
@@ -506,6 +615,6 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(pending);
 	values[3] = Int64GetDatum(vs.heap_checked);
 	index_close(index, AccessShareLock);
-	table_close(heap, ShareLock);
+	table_close(heap, heaplock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
