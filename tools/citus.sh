@@ -6,7 +6,7 @@
 #   bash tools/citus.sh            install if needed, then test
 #   bash tools/citus.sh install    only install
 #
-# Citus is not in Debian. Users install it from Citus's own packages (see README.md); for CI
+# Citus is not in Debian. Users install it from Citus's own packages (see doc/citus.md); for CI
 # and development the release source is $SIMHASH_CITUS_TARBALL, else
 # ../shared/vendor/citus-13.2.2.tar.gz beside this checkout, with the patch that
 # PostgreSQL 15.18 and later need (they export have_createdb_privilege(), which Citus 13.2.2
