@@ -29,6 +29,7 @@ include $(PGXS)
 # $(docdir)/simhash/ (Debian: /usr/share/doc/postgresql-doc-15/simhash/); they include each
 # other by relative path, so they stay together
 EXAMPLES = examples/dedup.sql examples/dedup_pairs.sql examples/dedup_settings.sql examples/dedup_finish.sql \
+           examples/dedup_variables.sql \
            examples/dedup_restore.sql
 .PHONY: install-examples uninstall-examples
 install: install-examples
