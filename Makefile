@@ -28,10 +28,11 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# The removal scripts (README.md: "Deduplicating a table"), installed as documentation in
+# The removal scripts (doc/dedup.md), installed as documentation in
 # $(docdir)/simhash/ (Debian: /usr/share/doc/postgresql-doc-15/simhash/); they include each
 # other by relative path, so they stay together
 EXAMPLES = examples/dedup.sql examples/dedup_pairs.sql examples/dedup_settings.sql examples/dedup_finish.sql \
+           examples/dedup_variables.sql \
            examples/dedup_restore.sql
 .PHONY: install-examples uninstall-examples
 install: install-examples

@@ -73,7 +73,7 @@
 # RssShmem at the end (shared pages only accumulate, so this is a lower bound of the private
 # peak, exact when the shared part was already at its end value at the peak); "before" is
 # VmRSS right after connecting and SETs. The groups' estimate printed beside them is the
-# README's 60 bytes/row (+ 16 bytes per pair of distinct fingerprints for leaders); the private
+# doc/dedup.md's 60 bytes/row (+ 16 bytes per pair of distinct fingerprints for leaders); the private
 # peak also holds the backend's own baseline and the WindowAgg's tuplestore (the partition,
 # in memory up to work_mem, then spilled to a temporary file).
 #

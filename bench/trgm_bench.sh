@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trgm_bench.sh: pg_trgm side by side with simhash on the same table, for README's "why not
+# trgm_bench.sh: pg_trgm side by side with simhash on the same table, for doc/reference.md's "Why not
 # pg_trgm?": the index (build time, size), deduplicating the whole table, and looking up one
 # document by its text.
 #

@@ -13,7 +13,7 @@
 --   id_column    a unique integer id column (default id)
 --   fp_column    the simhash column (default fp)
 --   radius       near-duplicates differ in at most this many bits, 0..64 (default 8,
---                the radius recommended for the default fingerprint: README.md)
+--                the radius recommended for the default fingerprint: doc/reference.md)
 --   method       leader (default): rows taken in the keep order, each joins the
 --                first earlier representative within radius bits, so every
 --                removed row is within radius bits of the row kept for it;
@@ -40,7 +40,7 @@
 --                down. Default: no verification
 --   verify_threshold  0..1 (default 0.5)
 --   verify_size  1..32 (default 5: word 5-grams, which separate near copies
---                from related texts; see README.md)
+--                from related texts; see doc/reference.md)
 --   verify_features  the ruler: mixed (default: word verify_size-grams, and
 --                character 3-grams of Han, Kana, Thai and the other scripts
 --                written without spaces), words (word n-grams of every
@@ -78,7 +78,7 @@
 -- two kept rows within the radius reach the threshold); on any error
 -- the transaction is rolled back and nothing changes; every deleted row is
 -- in the archive unless archive=off. Memory: the grouping
--- runs in memory (about 60 bytes per row, see README.md: raise
+-- runs in memory (about 60 bytes per row, see doc/dedup.md: raise
 -- maintenance_work_mem for big tables).
 --
 -- It stops at the first error (ON_ERROR_STOP), unless the variable

@@ -97,6 +97,9 @@
 \else
 \set archive_table ''
 \endif
+-- a variable set one slip away from one of ours (-v actoin=delete) is an error,
+-- not a default silently used: simhash_dedup_unknown lists them
+\ir dedup_variables.sql
 
 BEGIN;
 SELECT set_config('simhash_dedup.table', :'table', true),
@@ -116,7 +119,8 @@ SELECT set_config('simhash_dedup.table', :'table', true),
        set_config('simhash_dedup.report_table', :'report_table', true),
        set_config('simhash_dedup.report_rows', :'report_rows', true),
        set_config('simhash_dedup.archive', :'archive', true),
-       set_config('simhash_dedup.archive_table', :'archive_table', true)
+       set_config('simhash_dedup.archive_table', :'archive_table', true),
+       set_config('simhash_dedup.unknown', :'simhash_dedup_unknown', true)
 \gset simhash_dedup_ignored_
 
 -- the verification ruler in words: what simhash_jaccard(a, b, verify_features, verify_size) compares
@@ -325,6 +329,10 @@ DECLARE
   col text;
   typ text;
 BEGIN
+  IF current_setting('simhash_dedup.unknown') <> '' THEN
+    RAISE EXCEPTION 'unknown variable %', current_setting('simhash_dedup.unknown')
+      USING HINT = 'The variables of examples/dedup.sql and examples/dedup_pairs.sql: table, id_column, fp_column, radius, method, keep, keep_column, action, flag_column, verify_column, verify_threshold, verify_size, verify_features, show, report_table, report_rows, archive, archive_table, and blocks (dedup_pairs.sql); see doc/dedup.md.';
+  END IF;
   IF tbl_name = '' THEN
     RAISE EXCEPTION 'no table given'
       USING HINT = 'Run: psql -v table=NAME -f examples/dedup.sql';
@@ -484,8 +492,20 @@ BEGIN
        WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass(archive_table)
                            AND a.attname = w.c AND a.attnum > 0 AND NOT a.attisdropped);
       IF col IS NOT NULL THEN
+        -- what adds them: the table's columns with their types (a generated column is a
+        -- plain one in the archive), then ours
+        SELECT string_agg(format('ADD COLUMN %I %s', c, t), ', ' ORDER BY o) INTO typ
+          FROM (SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnum::int
+                  FROM pg_attribute a WHERE a.attrelid = tbl AND a.attnum > 0 AND NOT a.attisdropped
+                UNION ALL SELECT c, t, 10000 + k
+                  FROM unnest(ARRAY['simhash_kept_id', 'simhash_bits', 'simhash_jaccard', 'simhash_removed_at'],
+                              ARRAY['bigint', 'integer', 'double precision', 'timestamp with time zone'])
+                       WITH ORDINALITY u(c, t, k)) w(c, t, o)
+         WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass(archive_table)
+                             AND a.attname = w.c AND a.attnum > 0 AND NOT a.attisdropped);
         RAISE EXCEPTION 'archive_table % lacks the columns %', archive_table, col
-          USING HINT = 'Name another archive (-v archive_table=NAME): the script creates it.';
+          USING HINT = format('The archive was created before the table gained them. Add them (ALTER TABLE %s %s), or put its rows back first (psql -v table=%s -v restore=all -f examples/dedup_restore.sql drops the archive it empties), or name another archive (-v archive_table=NAME): the script creates it.',
+                              archive_table, typ, tbl);
       END IF;
     END IF;
   END IF;

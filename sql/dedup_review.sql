@@ -185,3 +185,82 @@ SELECT count(*) FROM "Re view; --"."Pages ""P""";
 SELECT count(*) FROM "Re view; --".plain;
 
 DROP SCHEMA "Re view; --" CASCADE;
+
+-- The first hour's traps, each with the message that gets a user out of it
+-- (README.md, Quick start). Hints shown.
+\set VERBOSITY default
+\unset id_column
+\unset fp_column
+\unset radius
+\unset method
+\unset keep
+\unset keep_column
+\unset action
+\unset flag_column
+\unset verify_column
+\unset verify_threshold
+\unset verify_size
+\unset verify_features
+\unset show
+\unset report_table
+\unset report_rows
+\unset archive
+\unset archive_table
+\unset restore
+CREATE TABLE qs_docs (
+  id bigserial PRIMARY KEY,
+  body text NOT NULL,
+  fp simhash GENERATED ALWAYS AS (simhash(body)) STORED);
+INSERT INTO qs_docs (body) VALUES
+  ('The quick brown fox jumps over the lazy dog near the river bank'),
+  ('The quick brown fox jumps over the lazy dog near the river bank!'),
+  ('An entirely different sentence about databases and indexes'),
+  ('An entirely different sentence about databases and indexes.');
+CREATE TEMP TABLE qs_before AS SELECT * FROM qs_docs;
+\set table qs_docs
+-- the scripts' own lines are not echoed; their messages and the queries' results are
+\set ECHO none
+\echo a misspelled variable is an error naming the variable it is near, and nothing changes
+\set actoin delete
+\ir examples/dedup.sql
+\set verify_colum body
+\ir examples/dedup_pairs.sql
+\unset actoin
+\unset verify_colum
+SELECT count(*) AS rows_left FROM qs_docs;
+\set restroe all
+\ir examples/dedup_restore.sql
+\unset restroe
+\echo delete, restore all, a new column, delete again: the restore dropped the archive it emptied
+\set action delete
+\ir examples/dedup.sql
+\set restore all
+\ir examples/dedup_restore.sql
+SELECT to_regclass('qs_docs_dedup_archive') IS NULL AS archive_dropped;
+ALTER TABLE qs_docs ADD COLUMN mh simhash GENERATED ALWAYS AS (minhash(body)) STORED;
+\ir examples/dedup.sql
+SELECT count(*) AS archived FROM qs_docs_dedup_archive;
+\echo an archive that still holds rows and lacks a column: the hint says how to add it
+ALTER TABLE qs_docs ADD COLUMN lang text;
+\ir examples/dedup.sql
+\echo restoring with a column the archive lacks: the hint says how to add it
+\set restore all
+\ir examples/dedup_restore.sql
+ALTER TABLE qs_docs DROP COLUMN lang;
+\echo restoring a kept id with nothing archived: a warning naming the kept ids there are
+\set restore 999
+\ir examples/dedup_restore.sql
+SELECT count(*) AS archived FROM qs_docs_dedup_archive;
+\echo restoring into a table whose near-duplicate constraint forbids the rows: a hint, nothing restored
+ALTER TABLE qs_docs ADD CONSTRAINT qs_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
+\set restore all
+\ir examples/dedup_restore.sql
+SELECT count(*) AS archived FROM qs_docs_dedup_archive;
+ALTER TABLE qs_docs DROP CONSTRAINT qs_no_near_dup;
+\ir examples/dedup_restore.sql
+SELECT (SELECT array_agg(q ORDER BY id) FROM (SELECT id, body, fp FROM qs_docs) q) =
+       (SELECT array_agg(q ORDER BY id) FROM (SELECT id, body, fp FROM qs_before) q) AS restored_as_before;
+\unset action
+\unset restore
+\set ECHO all
+DROP TABLE qs_docs;

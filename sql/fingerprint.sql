@@ -2,7 +2,7 @@
 -- fingerprint: simhash() from text (words, word shingles, character
 -- n-grams), from token arrays (optionally weighted), from tsvector (optionally
 -- with label weights), simhash_agg() and simhash_features(); the rules of
--- README.md ("Fingerprint specification") that can be checked by equalities, and the errors.
+-- doc/specification.md ("Fingerprint specification") that can be checked by equalities, and the errors.
 -- (Exact vectors of the specification are pinned in the vectors suite; the
 -- few literal values here were checked against an independent XXH3-64
 -- computation.)

@@ -52,7 +52,7 @@ SELECT simhash('hello world hello world'::text, 'words', 2, 1) AS v1_value,
 INSERT INTO up_docs (id, body) VALUES (2001, 'document 1: the same words again and again, the same words 2001, 後 6');
 SELECT fp = simhash(body) AS is_v2, fp = simhash(body, 'words', 2, 1) AS is_v1 FROM up_docs WHERE id = 2001;
 
--- recompute as README.md says, then the indexes answer exactly as a sequential scan
+-- recompute as doc/upgrading.md says, then the indexes answer exactly as a sequential scan
 UPDATE up_docs SET body = body;
 REINDEX INDEX up_expr_idx;
 SELECT count(*) AS not_v2 FROM up_docs WHERE fp <> simhash(body);

@@ -1,5 +1,5 @@
 -- Pinned fingerprint vectors of the simhash fingerprint specification, version 1
--- (README.md, "Fingerprint specification").
+-- (doc/specification.md, "Fingerprint specification").
 --
 -- THESE VALUES MUST NEVER CHANGE. Users store fingerprints and compare them with
 -- fingerprints computed later; a changed value here means every stored fingerprint of

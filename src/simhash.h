@@ -23,7 +23,7 @@ typedef uint64 SimHash;
 #define SIMHASH_BITS 64
 
 /*
- * The radius recommended with the default fingerprint (README, "Choosing
+ * The radius recommended with the default fingerprint (doc/reference.md, "Choosing
  * the features and the radius"); the planner assumes it where a radius is
  * not known when planning (a generic plan's parameter).
  */

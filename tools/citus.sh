@@ -6,7 +6,7 @@
 #   bash tools/citus.sh            install if needed, then test
 #   bash tools/citus.sh install    only install
 #
-# Citus is not in Debian. Users install it from Citus's own packages (see README.md); for CI
+# Citus is not in Debian. Users install it from Citus's own packages (see doc/citus.md); for CI
 # and development the release source is $SIMHASH_CITUS_TARBALL, else
 # ../shared/vendor/citus-13.2.2.tar.gz beside this checkout, with the patch that
 # PostgreSQL 15.18 and later need (they export have_createdb_privilege(), which Citus 13.2.2
@@ -35,24 +35,18 @@ find_source() {
 }
 
 install_citus() {
-	local pkglibdir tarball patchfile missing=() p
+	local pkglibdir tarball patchfile
 	pkglibdir=$("$PG_CONFIG" --pkglibdir)
 	if [ -f "$pkglibdir/citus.so" ]; then
 		log "installed already ($pkglibdir/citus.so)"
 		return 0
 	fi
 	if ! tarball=$(find_source); then
-		log "SKIPPED: Citus is not installed and its release source citus-$CITUS_VERSION.tar.gz is not here"
+		log "SKIPPED: Citus is not installed and its release source is not here (looked for ${SIMHASH_CITUS_TARBALL:+$SIMHASH_CITUS_TARBALL and }../shared/vendor/citus-$CITUS_VERSION.tar.gz beside the checkout; a clone without ../shared has none: set SIMHASH_CITUS_TARBALL)"
 		exit 3
 	fi
-	for p in liblz4-dev libzstd-dev libkrb5-dev; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		log "installing ${missing[*]}"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-	fi
+	# what is missing, upgrading nothing installed
+	bash "$ROOT/tools/apt.sh" liblz4-dev libzstd-dev libkrb5-dev
 	log "building Citus $CITUS_VERSION from $tarball (a few minutes)"
 	rm -rf "$BUILD_DIR"
 	mkdir -p "$BUILD_DIR"

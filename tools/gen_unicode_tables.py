@@ -22,7 +22,7 @@ import ucd
 
 UDIR = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/unicode"
 
-# Character classes (low 3 bits of a table entry); see README "Tokeniser".
+# Character classes (low 3 bits of a table entry); see doc/specification.md.
 SEP, WORD, SINGLE, MARK, IGNORE = 0, 1, 2, 3, 4
 FOLD_FLAG = 0x80
 VARIANT_FLAG = 0x40

@@ -82,7 +82,7 @@ echo "$got"
 # the removal scripts come with the package, and run from where it puts them
 examples=$("$PGBIN/pg_config" --docdir)/simhash
 dpkg -S "$examples/dedup.sql" "$examples/dedup_pairs.sql" "$examples/dedup_settings.sql" \
-	"$examples/dedup_finish.sql" "$examples/dedup_restore.sql"
+	"$examples/dedup_finish.sql" "$examples/dedup_restore.sql" "$examples/dedup_variables.sql"
 removal=$(cd "$WORK" && psql -X -q -h "$WORK" -p "$PORT" -U postgres -d postgres \
 	-v table=docs -v radius=0 -f "$examples/dedup.sql" 2>&1 &&
 	psql -X -q -h "$WORK" -p "$PORT" -U postgres -d postgres \

@@ -10,7 +10,8 @@
 #
 # Sources: 17 from $SIMHASH_PG17_TARBALL, else postgresql-17.6.tar.xz in ../shared/vendor/
 # beside this repository (Debian's 17 source is not served here);
-# 18 from Debian's postgresql-18 source package, fetched with a deb-src entry for sid. Prefixes: $SIMHASH_PG_BUILDS/MAJOR (default /opt/simhash-pg/MAJOR);
+# 18 from Debian's postgresql-18 source package, fetched with a deb-src entry for sid kept in a
+# private apt directory ($WORK/apt-sid: nothing under /etc/apt changes). Prefixes: $SIMHASH_PG_BUILDS/MAJOR (default /opt/simhash-pg/MAJOR);
 # a build is complete when MAJOR/.complete exists and holds the configure options it was built
 # with (another set of options rebuilds it). 17 is built with assertions (--enable-cassert), as
 # a developer's server is, so that the suites run every Assert() of the extension and of the
@@ -43,7 +44,7 @@ source_tarball() {
 			if [ -z "$f" ]; then
 				ensure_sid_sources >&2
 				mkdir -p "$WORK/dl-18"
-				(cd "$WORK/dl-18" && apt-get source --download-only -qq postgresql-18 >&2) || true
+				(cd "$WORK/dl-18" && apt_sid source --download-only -qq postgresql-18 >&2) || true
 				f=$(ls "$WORK"/dl-18/postgresql-18_*.orig.tar.* 2>/dev/null | head -n 1)
 			fi
 			echo "$f"
@@ -52,19 +53,29 @@ source_tarball() {
 	esac
 }
 
-# a deb-src entry for sid (source packages only: sid's binaries need a newer libc)
+# sid's source index (source packages only: sid's binaries need a newer libc), read into a
+# private apt directory: the entry, the lists and the caches live under $APT_SID, so nothing
+# under /etc/apt or /var/lib/apt changes and the system's apt-get sees no sid
+APT_SID=$WORK/apt-sid
+apt_sid() {
+	apt-get -o Dir::Etc::sourcelist="$APT_SID/sources.list" -o Dir::Etc::sourceparts=- \
+		-o Dir::State::Lists="$APT_SID/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= \
+		-o Dir::Cache::archives="$APT_SID/archives" "$@"
+}
 ensure_sid_sources() {
-	local f=/etc/apt/sources.list.d/simhash-sid-src.sources
-	if ! grep -rqs 'Types: deb-src' /etc/apt/sources.list.d/ || ! grep -rqs 'Suites: sid' /etc/apt/sources.list.d/; then
-		cat >"$f" <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: sid
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-	fi
-	apt-get update -qq
+	mkdir -p "$APT_SID/lists/partial" "$APT_SID/archives/partial"
+	echo 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main' \
+		>"$APT_SID/sources.list"
+	apt_sid update -qq
+}
+
+# what to do about a missing source, for the skip message
+skip_advice() {
+	case "$1" in
+		17) echo "a clone without ../shared/vendor beside it has none: set SIMHASH_PG17_TARBALL" ;;
+		18) echo "fetched from Debian's postgresql-18 source package: needs the network" ;;
+		*) echo "only 17 and 18 are built here" ;;
+	esac
 }
 
 # the configure options of a major's build
@@ -87,12 +98,11 @@ build_server() {
 	src=$(source_tarball "$major")
 	if [ -z "$src" ] || [ ! -f "$src" ]; then
 		# not a test failure: the suites cannot run here (exit status 3, "skipped")
-		echo "pg_matrix.sh: SKIPPED: no source for PostgreSQL $major (looked for ${src:-nothing})" >&2
+		echo "pg_matrix.sh: SKIPPED: no source for PostgreSQL $major (looked for ${src:-nothing}; $(skip_advice "$major"))" >&2
 		exit 3
 	fi
 	log "PostgreSQL $major: building from $(basename "$src") into $prefix with $opts (about 4 minutes)"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		bison flex libreadline-dev zlib1g-dev libicu-dev pkg-config libipc-run-perl >/dev/null
+	bash "$ROOT/tools/apt.sh" bison flex libreadline-dev zlib1g-dev libicu-dev pkg-config libipc-run-perl
 	rm -rf "$WORK/src-$major" "$prefix"
 	mkdir -p "$WORK/src-$major"
 	tar -xf "$src" -C "$WORK/src-$major" --strip-components=1

@@ -45,18 +45,13 @@ PACKAGES=(postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contri
 	python3 python3-xxhash unicode-data manpages-dev
 	git dpkg-dev debhelper postgresql-server-dev-all sqlsmith)
 
+# Install the packages named that are missing, and upgrade none that is installed: apt-get
+# install --no-upgrade leaves installed packages named alone, and a dry run first shows which
+# installed packages the missing ones' dependencies would upgrade. A PostgreSQL package among
+# them (a running server's binaries) stops it, unless SIMHASH_ALLOW_UPGRADES=1; the others are
+# named (tools/apt.sh, which tools/pg_matrix.sh and tools/citus.sh use too).
 install_packages() {
-	local missing=()
-	for p in "${PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		log "installing ${missing[*]}"
-		apt-get update -qq
-		# (debconf's "delaying package configuration, since apt-utils is not installed" is noise)
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
-			>/dev/null 2> >(grep -v '^debconf: ' >&2)
-	fi
+	bash "$ROOT/tools/apt.sh" "${PACKAGES[@]}"
 }
 
 build() {
@@ -201,13 +196,13 @@ SQL
 	psql_db <<'SQL'
 \pset footer off
 \echo The 15 groups with the most duplicates: the kept document, then every duplicate (the first 10
-\echo of a larger group, and how many more), least similar first; <- marks the least similar
-\echo when its jaccard is below 1:
+\echo of a larger group, and how many more), least similar first; <- in the column least marks
+\echo the least similar when its jaccard is below 1:
 SELECT CASE WHEN g.role = 'kept' THEN g.dups::text ELSE '' END AS duplicates,
        CASE WHEN g.role = 'kept' THEN d.name ELSE '' END AS kept,
        CASE WHEN g.role = 'kept' THEN '' ELSE d.name END AS duplicate,
        CASE WHEN g.role = 'kept' THEN NULL ELSE g.bits END AS bits, g.jaccard,
-       CASE WHEN g.k = 2 AND g.dups > 1 AND g.jaccard < 1 THEN '<-' ELSE '' END AS " "
+       CASE WHEN g.k = 2 AND g.dups > 1 AND g.jaccard < 1 THEN '<-' ELSE '' END AS least
 FROM (SELECT r.*, count(*) FILTER (WHERE r.role = 'duplicate') OVER (PARTITION BY r.kept_id) AS dups,
              row_number() OVER (PARTITION BY r.kept_id ORDER BY r.n) AS k
       FROM review r WHERE r.role IN ('kept', 'duplicate')) g
@@ -236,17 +231,21 @@ SQL
 		trap - EXIT
 		echo "The demo's server keeps running (SIMHASH_DEMO_KEEP=1). Try the scripts on its table:"
 		echo "  cd $ROOT && psql -h $RUN_DIR -p $PORT -U postgres -d $DB -v table=docs -v radius=12 \\"
-		echo "      -v verify_column=body -v verify_threshold=0.8 -v show=name -f examples/dedup.sql"
+		echo "      -v verify_column=body -v verify_threshold=0.8 -v keep=longest -v keep_column=body \\"
+		echo "      -v show=name -f examples/dedup.sql"
 		echo "Stop it with:"
 		echo "  runuser -u postgres -- $PGBIN/pg_ctl -D $RUN_DIR/data stop"
 	else
 		echo "The demo's server is stopped now (SIMHASH_DEMO_KEEP=1 keeps it running, to try the scripts on it)."
 	fi
-	echo "On your own table (CREATE EXTENSION simhash; a minhash(body) column, as README's Quick start shows):"
-	echo "  psql -d YOUR_DB -v table=YOUR_TABLE -v fp_column=fp -v radius=12 -v verify_column=body \\"
-	echo "       -v show=url -f examples/dedup.sql                  # review: every group, changes nothing"
-	echo "  ... the same with -v action=delete                      # remove; the rows go to YOUR_TABLE_dedup_archive"
-	echo "  psql -d YOUR_DB -v table=YOUR_TABLE -v restore=all -f examples/dedup_restore.sql   # undo"
+	echo "On your own table: the Quick start's docs (README.md: id, body, and mh = minhash(body)), from $ROOT:"
+	echo "  psql -d simhash_try -v table=docs -v fp_column=mh -v radius=12 -v verify_column=body \\"
+	echo "       -v verify_threshold=0.8 -v keep=longest -v keep_column=body -v show=body \\"
+	echo "       -f examples/dedup.sql                   # review: every group, as above; changes nothing"
+	echo "  ... the same with -v action=delete           # remove; the rows go to docs_dedup_archive"
+	echo "  psql -d simhash_try -v table=docs -v restore=all -f examples/dedup_restore.sql   # undo"
+	echo "(another table: its name, its minhash column as fp_column, its text column as verify_column"
+	echo " and keep_column, and the columns to show)"
 }
 
 # Each suite: name, then the command. Failures are counted, not fatal, so every suite runs.
@@ -256,14 +255,19 @@ FAILED=0
 FAILED_NAMES=()
 SKIPPED_NAMES=()
 suite() {
-	local name=$1 rc=0
+	local name=$1 rc=0 out reason
 	shift
 	log "suite: $name"
-	"$@" || rc=$?
+	# the suite's output passes through as it comes, and is kept for a skip's reason (the
+	# line a skipped suite prints with "SKIPPED: ")
+	out=$(mktemp)
+	{ "$@" 2>&1 | tee "$out"; } || rc=$?
+	reason=$(grep -m1 -o 'SKIPPED: .*' "$out" | sed 's/^SKIPPED: //' || true)
+	rm -f "$out"
 	if [ $rc -eq 0 ]; then
 		PASSED=$((PASSED + 1))
 	elif [ $rc -eq 3 ]; then
-		SKIPPED_NAMES+=("$name")
+		SKIPPED_NAMES+=("$name (${reason:-no reason given})")
 	else
 		FAILED=$((FAILED + 1))
 		FAILED_NAMES+=("$name")
@@ -304,6 +308,8 @@ tap() {
 
 run_tests() {
 	suite "pg_regress" regress
+	# every block of README.md's Quick start, verbatim and in order, on a fresh database
+	suite "Quick start (README.md)" bash "$ROOT/test/quickstart.sh"
 	suite "TAP" tap
 	suite "reference vectors" python3 "$ROOT/test/reference/check_vectors.py"
 	suite "fuzz and valgrind" bash "$ROOT/test/run_fuzz.sh" "${SIMHASH_FUZZ_SECONDS:-30}"
@@ -318,7 +324,10 @@ run_tests() {
 	done
 	log "summary"
 	[ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed suites: ${FAILED_NAMES[*]}"
-	[ ${#SKIPPED_NAMES[@]} -gt 0 ] && echo "SKIPPED (cannot run here): ${SKIPPED_NAMES[*]}"
+	if [ ${#SKIPPED_NAMES[@]} -gt 0 ]; then
+		echo "SKIPPED (cannot run here):"
+		printf '  %s\n' "${SKIPPED_NAMES[@]}"
+	fi
 	echo "suites: $PASSED passed, $FAILED failed, ${#SKIPPED_NAMES[@]} skipped"
 	[ "$FAILED" -eq 0 ]
 }

@@ -1,6 +1,6 @@
 /*
  * feature_hash.h
- *		The feature hash of the fingerprint specification (README.md, item
+ *		The feature hash of the fingerprint specification (doc/specification.md, item
  *		6): XXH3-64 of the feature's UTF-8 bytes, seed 0.
  *
  * Header-only and free of server dependencies, so that the tokeniser

@@ -9,7 +9,7 @@
  * fingerprint does not depend on where it was computed.
  *
  * The text functions implement a version of the fingerprint specification
- * (README.md): an optional fourth argument names it, and without it each
+ * (doc/specification.md): an optional fourth argument names it, and without it each
  * C entry point has its own default. simhash_text and simhash_features are
  * what extension version 0.1.0's SQL functions are bound to, so they keep
  * giving version 1 (a database not yet updated with ALTER EXTENSION keeps

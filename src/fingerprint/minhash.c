@@ -2,7 +2,7 @@
  * minhash.c
  *		minhash(doc [, features [, size [, version]]]): a one-permutation
  *		MinHash sketch of a document's feature set, one bit per bin, in the 64
- *		bits of a simhash (MinHash specification version 1, README.md).
+ *		bits of a simhash (MinHash specification version 1, doc/specification.md).
  *
  * Why: Charikar's simhash (a sign of sums) moves many bits when a few
  * percent of the words of a long document change; a MinHash bin changes only

@@ -6,7 +6,7 @@
 #ifndef SIMHASH_MINHASH_H
 #define SIMHASH_MINHASH_H
 
-/* The MinHash specification versions (README.md); 1 is the only one. */
+/* The MinHash specification versions (doc/specification.md); 1 is the only one. */
 #define SH_MINHASH_SPEC_V1	1
 
 typedef struct ShMinHash

@@ -8,7 +8,7 @@
  * either tokens (runs of word characters; every character of an
  * unsegmented script such as Han is a token of its own) grouped into word
  * n-grams, or character n-grams over the text with separators collapsed.
- * README.md, "Fingerprint specification", states these rules for users;
+ * doc/specification.md, "Fingerprint specification", states these rules for users;
  * this file must keep to them exactly, since stored fingerprints depend on
  * them.
  *

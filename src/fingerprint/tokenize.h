@@ -5,7 +5,7 @@
  * This module has no server dependencies beyond palloc (its normaliser is
  * our own, pinned to Unicode 14.0: nfkc.c), so the fuzz harness links it
  * outside the server.
- * The rules it implements are the fingerprint specification in README.md;
+ * The rules it implements are the fingerprint specification in doc/specification.md;
  * any change to its output changes stored fingerprints. Include it after
  * postgres.h or postgres_fe.h.
  */
@@ -26,7 +26,7 @@ typedef enum ShFeatureKind
 
 /*
  * The n-gram size of single characters in 'mixed' mode. Fixed by the
- * specification (README.md): chosen by measurement on Chinese man pages
+ * specification (doc/specification.md): chosen by measurement on Chinese man pages
  * translated twice (bench/quality), where 3 finds 97% of the translations
  * and 4 finds 91%.
  */
@@ -37,7 +37,7 @@ typedef enum ShFeatureKind
 #define SH_MAX_NGRAM 32
 
 /*
- * Versions of the fingerprint specification (README.md) the tokeniser
+ * Versions of the fingerprint specification (doc/specification.md) the tokeniser
  * implements. Version 2 adds Han variant folding (unicode_tables.h); the
  * other difference, counting each distinct feature once, is the caller's.
  */

@@ -21,7 +21,7 @@
  *
  * Memory: about DEDUP_BYTES_PER_ROW bytes per row, plus 16 bytes per pair of
  * distinct fingerprints for leader clustering; the estimate must fit in
- * maintenance_work_mem or the call fails before allocating (see README).
+ * maintenance_work_mem or the call fails before allocating (see doc/dedup.md).
  */
 #include "simhash.h"
 

@@ -9,7 +9,7 @@
  * and int2/int4/int8 therefore carry these support functions, which answer
  * SupportRequestSimplify (also during generic planning) by replacing the
  * comparison with a call of hamming_within(fp, q, radius): a boolean
- * function with the key as a direct argument. See README.md, "Why isn't my
+ * function with the key as a direct argument. See doc/reference.md, "Why isn't my
  * query using an index?".
  */
 #include "simhash.h"

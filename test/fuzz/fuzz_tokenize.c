@@ -8,7 +8,7 @@
  * the tokeniser is only ever given text.
  *
  * Checks, each failing with abort() and a description on stderr:
- *  1. every feature obeys the specification in README.md (tok_check.h: valid UTF-8, no separator
+ *  1. every feature obeys the specification in doc/specification.md (tok_check.h: valid UTF-8, no separator
  *     except single spaces where the mode puts them, token shape, exact
  *     size except for the only feature of a short document);
  *  2. determinism: a second run gives the same feature sequence;

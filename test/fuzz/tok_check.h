@@ -2,7 +2,7 @@
  * tok_check.h
  *		Shared by fuzz_tokenize.c and tokenize_unit.c: a feature collector
  *		that checks every feature against the rules of the fingerprint
- *		specification (README.md, "Fingerprint specification") as it is
+ *		specification (doc/specification.md, "Fingerprint specification") as it is
  *		emitted, and a reference tokeniser written straight from that text.
  *
  * The reference deliberately shares nothing with src/fingerprint/tokenize.c except the

@@ -11,7 +11,7 @@
  * properties of particular inputs. Exit status 1 on any failure.
  *
  * The large cases exercise the segmenting of src/fingerprint/tokenize.c, which must be
- * invisible (README.md, "Fingerprint specification", item 2: the result is
+ * invisible (doc/specification.md, "Fingerprint specification", item 2: the result is
  * the NFKC of the whole text): a ~5 MB mixed document with a long ASCII-free
  * CJK stretch (crosses the 65,536-code-point target and breaks before a Han
  * ideograph), a 200,000-character Devanagari run without ASCII (no place to

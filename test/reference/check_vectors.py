@@ -469,7 +469,7 @@ def sql_literal(s):
 
 HEADER = """\
 -- Pinned fingerprint vectors of the simhash fingerprint specification, version 1
--- (README.md, "Fingerprint specification").
+-- (doc/specification.md, "Fingerprint specification").
 --
 -- THESE VALUES MUST NEVER CHANGE. Users store fingerprints and compare them with
 -- fingerprints computed later; a changed value here means every stored fingerprint of

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent reference implementation of the simhash fingerprint (spec versions 1 and 2).
 
-Written from README.md ("Fingerprint specification") alone: it shares no code or tables with the C
+Written from doc/specification.md ("Fingerprint specification") alone: it shares no code or tables with the C
 extension or with tools/gen_unicode_tables.py. The character classes and the case
 folding are re-derived at start-up from the Unicode 15.0 data files of Debian's
 unicode-data package (/usr/share/unicode, or $SIMHASH_UNICODE_DIR), the way section 3

@@ -41,7 +41,7 @@
 # set to 0 leave out the readers, the deleters, the immediate stops (the
 # corrupting load alone is READERS=0 DELETES=0 CRASHES=0). The developers' long run:
 #   SIMHASH_STRESS_SECONDS=1800 prove ... test/t/023_index_stress.pl
-# (README.md, "Testing", says how to run one file).
+# (doc/testing.md, says how to run one file).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;

@@ -1,4 +1,4 @@
-# The verified removal README recommends, on real texts of this machine:
+# The verified removal README.md recommends, on real texts of this machine:
 # Debian's common licences, every package's copyright file and the man3
 # pages of manpages-dev (tools/run.sh installs it), one row each, with a
 # generated minhash(body) column and its index. Then
