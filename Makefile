@@ -9,7 +9,7 @@ OBJS = src/module.o \
        src/fingerprint/jaccard.o src/fingerprint/tokenize.o src/fingerprint/nfkc.o \
        src/grouping/window.o src/grouping/window_verified.o src/grouping/batch.o src/grouping/spill.o \
        src/grouping/pigeonhole.o src/grouping/pigeonhole_partners.o src/grouping/pigeonhole_pack.o \
-       src/mih/mih_handler.o src/mih/mih_page.o src/mih/mih_run.o src/mih/mih_merge.o src/mih/mih_recycle.o src/mih/mih_build.o \
+       src/mih/mih_handler.o src/mih/mih_page.o src/mih/mih_run_write.o src/mih/mih_merge_runs.o src/mih/mih_merge_policy.o src/mih/mih_recycle.o src/mih/mih_build.o \
        src/mih/mih_insert.o src/mih/mih_scan.o src/mih/mih_scan_visit.o src/mih/mih_cache.o src/mih/mih_cache_pos.o src/mih/mih_cache_pend.o src/mih/mih_cache_screen.o src/mih/mih_knn.o src/mih/mih_probe.o src/mih/mih_vacuum.o src/mih/mih_cost.o \
        src/mih/mih_opclass.o src/mih/mih_inspect.o src/mih/mih_verify.o src/mih/mih_leaf.o
 

@@ -19,7 +19,7 @@
  *   (each value once per group, the other bits and a packed TID: 10 bytes
  *   an entry with 4 blocks; mih_leaf.h).
  * - A run may serve only some tables: VACUUM folds one table at a time
- *   (mih_merge.c), writing a run with table j alone from every run that
+ *   (mih_merge_policy.c), writing a run with table j alone from every run that
  *   has table j, which then stop serving it (run_gone on the metapage).
  *   The invariant every search relies on: for each table j, the runs that
  *   serve j hold every merged entry exactly once between them.
@@ -111,7 +111,7 @@ extern void mih_read_run_header(Relation index, BlockNumber blk, int64 serial,
 								MihRunHeader *hdr);
 extern BlockNumber mih_descend(Relation index, const MihRunHeader *hdr, int table, uint64 v);
 
-/* ---- mih_run.c: writing, merging and retiring runs ---- */
+/* ---- mih_run_write.c and mih_merge_runs.c: writing runs, merging them ---- */
 typedef struct MihRunWriter MihRunWriter;
 
 /* pages are GenericXLog-logged one by one, or (build) not at all */
@@ -126,6 +126,21 @@ extern void mih_run_writer_discard(MihRunWriter *w);
 extern void mih_run_writer_flag(MihRunWriter *w, uint32 flags);
 extern BlockNumber mih_run_writer_finish(MihRunWriter *w, int64 *nentries);
 
+/* the order of a table's entries: (fp & mask, fp, tid) */
+static inline int
+mih_entry_cmp(const MihEntry *a, const MihEntry *b, uint64 *mask)
+{
+	SimHash		fa = mih_entry_fp(a);
+	SimHash		fb = mih_entry_fp(b);
+	uint64		ka = fa & *mask;
+	uint64		kb = fb & *mask;
+
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+}
 extern void mih_sort_entries(MihEntry *entries, int64 n, uint64 mask);
 extern BlockNumber mih_write_run_from_array(Relation index, int nblocks,
 											const uint64 *masks, MihEntry *entries,
@@ -151,7 +166,7 @@ extern int64 mih_retired_count(Relation index, const MihMetaPageData *meta);
 extern void mih_retired_foreach(Relation index, const MihMetaPageData *meta,
 								MihRetiredVisitor fn, void *arg);
 
-/* ---- mih_merge.c: the merge policy ---- */
+/* ---- mih_merge_policy.c: the merge policy ---- */
 extern bool mih_flush_and_merge(Relation index, bool from_vacuum, bool wait,
 								BufferAccessStrategy vacuum_strategy);
 

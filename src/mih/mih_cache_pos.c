@@ -13,7 +13,7 @@
  * no filter of values present can spare them.
  *
  * A table's entries are sorted by its block value, every leaf of a run but
- * the last is full (mih_run.c), and every table holds the same entries. So
+ * the last is full (mih_run_write.c), and every table holds the same entries. So
  * a histogram of the block values, summed, gives for each value v the
  * number of entries before it: entry "first" of the table, which is entry
  * first % MIH_ENTRIES_PER_PAGE of the directory's leaf first /

@@ -6,7 +6,7 @@
  *		run holds nothing within its radius and skip the run unread.
  *
  * Inserts between VACUUMs leave, beside the large run, a few runs of 4,096
- * to 131,072 entries (size-tiered merges, mih_merge.c), and every insert
+ * to 131,072 entries (size-tiered merges, mih_merge_policy.c), and every insert
  * under the near-duplicate constraint searches each of them: four probes a
  * run at radius 3, each a place or position lookup and, where the value is
  * present (39% of probes in a run of 32,768 entries), a leaf read. Over 1M

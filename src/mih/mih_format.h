@@ -332,7 +332,7 @@ typedef struct MihMetaPageData
 	/*
 	 * Appended for table folds, compatibly (zeros: every run serves every
 	 * table): bit j set when run r no longer serves table j, whose entries
-	 * a later run holds (see mih_merge.c). Kept parallel to runs[].
+	 * a later run holds (see mih_merge_policy.c). Kept parallel to runs[].
 	 */
 	uint16		run_gone[MIH_MAX_RUNS];
 

@@ -24,7 +24,7 @@
  *
  * With four blocks and a heap under 2^19 pages an entry takes 10 bytes
  * instead of 14. A run writer chooses the format leaf by leaf, whichever
- * holds more of the entries that come (mih_run.c): a small run, whose
+ * holds more of the entries that come (mih_run_write.c): a small run, whose
  * values rarely repeat, keeps plain leaves, where a directory entry per
  * entry would cost more than it saves. Searches compare remainders
  * directly: the distance of an entry from q is the bits its remainder
@@ -217,7 +217,7 @@ extern uint64 mih_leaf_first_key(Relation index, BlockNumber blk, Page page, uin
 extern uint64 mih_leaf_last_key(Relation index, BlockNumber blk, Page page, uint64 mask);
 extern void mih_leaf_set_dead(Page page, int i);
 
-/* building a leaf: which format holds more, and writing it (mih_run.c) */
+/* building a leaf: which format holds more, and writing it (mih_run_write.c) */
 typedef struct MihLeafSizer
 {
 	int			n;

@@ -1,5 +1,5 @@
 /*
- * mih_merge.c
+ * mih_merge_policy.c
  *		When and what to merge. Two kinds of merge:
  *
  * - A flush: the pending list becomes a run serving every table, merged
@@ -22,7 +22,7 @@
  * need, whatever scans are open. Between folds, every table is still served
  * by runs that hold each entry once, so searches stay exact throughout.
  *
- * A merge writes its new run completely (mih_run.c) before one WAL-logged
+ * A merge writes its new run completely (mih_run_write.c) before one WAL-logged
  * metapage update swaps it in and retires what it replaced (mih_recycle.c).
  * Merges are serialised by a heavyweight lock on the metapage's block
  * number (the "merge lock"), which VACUUM's bulk delete also takes; inserts
