@@ -343,6 +343,100 @@ verify_leaves(VerifyState *vs, const MihRunHeader *hdr, int table, uint64 mask,
 }
 
 /*
+ * Copy the metapage into *meta and check what it says of itself: the block
+ * count, the run and retired counts, block masks that cover all 64 bits
+ * once. Also sizes vs for the entries it counts; on a standby, failed
+ * checks are judged against this copy (standby_meta).
+ */
+static void
+verify_metapage(VerifyState *vs, MihMetaPageData *meta, bool standby)
+{
+	Relation	index = vs->index;
+	Buffer		metabuf;
+	uint64		allbits = 0;
+
+	metabuf = read_page(index, MIH_METAPAGE_BLKNO, MIH_PAGE_META);
+	mih_check_metapage(index, BufferGetPage(metabuf));
+	memcpy(meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(*meta));
+	UnlockReleaseBuffer(metabuf);
+	if (standby)
+		standby_meta = meta;
+	vs->indexes_nulls = (meta->layout == MIH_META_LAYOUT_XID &&
+						(meta->flags & MIH_META_INDEXES_NULLS) != 0);
+	/* the entries the metapage counts, to size a Bloom filter if one is needed */
+	vs->expected = Max(meta->pending_entries, 0);
+	for (int r = 0; r < meta->nruns && r < MIH_MAX_RUNS; r++)
+		if (mih_run_tables(meta, r) & 1)
+			vs->expected += Max(meta->run_entries[r], 0);
+
+	if (meta->nblocks < MIH_MIN_BLOCKS || meta->nblocks > MIH_MAX_BLOCKS ||
+		meta->nruns > MIH_MAX_RUNS || meta->nretired > MIH_MAX_RETIRED)
+		corrupt(index, "Metapage: %u blocks, %u runs, %u retired.",
+				meta->nblocks, meta->nruns, meta->nretired);
+	for (int j = 0; j < meta->nblocks; j++)
+	{
+		if (meta->masks[j] == 0 || (allbits & meta->masks[j]) != 0)
+			corrupt(index, "Block mask %d is empty or overlaps another.", j);
+		allbits |= meta->masks[j];
+	}
+	if (allbits != ~UINT64CONST(0))
+		corrupt(index, "The block masks do not cover all 64 bits.");
+}
+
+/*
+ * Walk the pending list, remembering its live entries: each page carries
+ * the serial its predecessor recorded. On the primary (under the merge
+ * lock) its end and counts must be the metapage's; on a standby replayed
+ * inserts may have appended since the copy. Returns the entries.
+ */
+static int64
+verify_pending(VerifyState *vs, const MihMetaPageData *meta, bool standby)
+{
+	Relation	index = vs->index;
+	int64		pending = 0;
+	uint32		pending_pages = 0;
+	BlockNumber last = InvalidBlockNumber;
+	uint32		expect_serial = meta->pending_head_serial;
+
+
+	for (BlockNumber blk = meta->pending_head; blk != InvalidBlockNumber;)
+	{
+		Buffer		buf = read_page(index, blk, MIH_PAGE_PENDING);
+		Page		page = BufferGetPage(buf);
+		MihEntry   *entries = MihPageGetEntries(page);
+		int			n = MihPageGetNItems(page, sizeof(MihEntry));
+
+		if (MihPageGetOpaque(page)->serial != expect_serial)
+			corrupt(index, "Pending block %u has serial %u, expected %u.",
+					blk, MihPageGetOpaque(page)->serial, expect_serial);
+		expect_serial = MihPageGetOpaque(page)->next_serial;
+
+		if (n < 0 || n > MIH_ENTRIES_PER_PAGE)
+			corrupt(index, "Pending block %u has %d entries.", blk, n);
+		for (int i = 0; i < n; i++)
+			if (!mih_entry_dead(&entries[i]))
+				remember(vs, &entries[i]);
+		pending += n;
+		pending_pages++;
+		last = blk;
+		blk = MihPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		if (pending_pages > RelationGetNumberOfBlocks(index))
+			corrupt(index, "The pending list has a cycle.");
+	}
+	/* on a standby, replayed inserts may have appended since the copy */
+	if (!standby && last != meta->pending_tail)
+		corrupt(index, "The pending list ends at block %u, the metapage says %u.",
+				last, meta->pending_tail);
+	if (!standby && (pending != meta->pending_entries || pending_pages != meta->pending_pages))
+		corrupt(index, "The pending list holds %lld entries on %u pages, the metapage says %lld on %u.",
+				(long long) pending, pending_pages,
+				(long long) meta->pending_entries, meta->pending_pages);
+
+	return pending;
+}
+
+/*
  * Check run r of the metapage: the tables it serves, each holding the same
  * entries. Adds each table's live checksum to table_live[], and remembers
  * the live entries of table 0 for the heap check.
@@ -455,13 +549,8 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	Snapshot	snapshot = NULL;
 	VerifyState vs;
 	HASHCTL		ctl;
-	Buffer		metabuf;
 	MihMetaPageData meta;
-	uint64		allbits = 0;
 	int64		pending = 0;
-	uint32		pending_pages = 0;
-	BlockNumber last = InvalidBlockNumber;
-	uint32		expect_serial;
 	IndexInfo  *indexInfo;
 	TupleDesc	tupdesc;
 	Datum		values[4];
@@ -505,68 +594,8 @@ simhash_index_verify(PG_FUNCTION_ARGS)
 	vs.budget = (Size) maintenance_work_mem * 1024;
 	vs.tids = hash_create("simhash verify", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
-	metabuf = read_page(index, MIH_METAPAGE_BLKNO, MIH_PAGE_META);
-	mih_check_metapage(index, BufferGetPage(metabuf));
-	memcpy(&meta, MihPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
-	UnlockReleaseBuffer(metabuf);
-	if (standby)
-		standby_meta = &meta;
-	vs.indexes_nulls = (meta.layout == MIH_META_LAYOUT_XID &&
-						(meta.flags & MIH_META_INDEXES_NULLS) != 0);
-	/* the entries the metapage counts, to size a Bloom filter if one is needed */
-	vs.expected = Max(meta.pending_entries, 0);
-	for (int r = 0; r < meta.nruns && r < MIH_MAX_RUNS; r++)
-		if (mih_run_tables(&meta, r) & 1)
-			vs.expected += Max(meta.run_entries[r], 0);
-
-	if (meta.nblocks < MIH_MIN_BLOCKS || meta.nblocks > MIH_MAX_BLOCKS ||
-		meta.nruns > MIH_MAX_RUNS || meta.nretired > MIH_MAX_RETIRED)
-		corrupt(index, "Metapage: %u blocks, %u runs, %u retired.",
-				meta.nblocks, meta.nruns, meta.nretired);
-	for (int j = 0; j < meta.nblocks; j++)
-	{
-		if (meta.masks[j] == 0 || (allbits & meta.masks[j]) != 0)
-			corrupt(index, "Block mask %d is empty or overlaps another.", j);
-		allbits |= meta.masks[j];
-	}
-	if (allbits != ~UINT64CONST(0))
-		corrupt(index, "The block masks do not cover all 64 bits.");
-	expect_serial = meta.pending_head_serial;
-
-	/* the pending list: each page carries the serial its predecessor recorded */
-	for (BlockNumber blk = meta.pending_head; blk != InvalidBlockNumber;)
-	{
-		Buffer		buf = read_page(index, blk, MIH_PAGE_PENDING);
-		Page		page = BufferGetPage(buf);
-		MihEntry   *entries = MihPageGetEntries(page);
-		int			n = MihPageGetNItems(page, sizeof(MihEntry));
-
-		if (MihPageGetOpaque(page)->serial != expect_serial)
-			corrupt(index, "Pending block %u has serial %u, expected %u.",
-					blk, MihPageGetOpaque(page)->serial, expect_serial);
-		expect_serial = MihPageGetOpaque(page)->next_serial;
-
-		if (n < 0 || n > MIH_ENTRIES_PER_PAGE)
-			corrupt(index, "Pending block %u has %d entries.", blk, n);
-		for (int i = 0; i < n; i++)
-			if (!mih_entry_dead(&entries[i]))
-				remember(&vs, &entries[i]);
-		pending += n;
-		pending_pages++;
-		last = blk;
-		blk = MihPageGetOpaque(page)->next;
-		UnlockReleaseBuffer(buf);
-		if (pending_pages > RelationGetNumberOfBlocks(index))
-			corrupt(index, "The pending list has a cycle.");
-	}
-	/* on a standby, replayed inserts may have appended since the copy */
-	if (!standby && last != meta.pending_tail)
-		corrupt(index, "The pending list ends at block %u, the metapage says %u.",
-				last, meta.pending_tail);
-	if (!standby && (pending != meta.pending_entries || pending_pages != meta.pending_pages))
-		corrupt(index, "The pending list holds %lld entries on %u pages, the metapage says %lld on %u.",
-				(long long) pending, pending_pages,
-				(long long) meta.pending_entries, meta.pending_pages);
+	verify_metapage(&vs, &meta, standby);
+	pending = verify_pending(&vs, &meta, standby);
 
 	/*
 	 * The runs. The runs serving each table hold the same live entries
