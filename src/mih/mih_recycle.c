@@ -343,6 +343,93 @@ stamp_removable(FullTransactionId xid)
 }
 
 /*
+ * Take the removable prefix of the retired chain's first page (the oldest
+ * entries) off the list into todo, in one record with the metapage (locked
+ * exclusively by the caller); a page emptied is unlinked and freed in the
+ * same record (*more: the next page may hold removable entries too).
+ * Returns how many were taken: 0 when the first is not removable yet.
+ */
+static int
+take_from_chain(Relation index, Buffer metabuf, MihRetired *todo, bool *more)
+{
+	MihMetaPageData *meta = MihPageGetMeta(BufferGetPage(metabuf));
+	BlockNumber first = meta->retired_first;
+	Buffer		buf = ReadBuffer(index, first);
+	GenericXLogState *state;
+	Page		page;
+	MihRetiredEntry *entries;
+	int			n;
+	int			k;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	mih_check_page(index, BufferGetPage(buf), first, MIH_PAGE_RETIRED, 0, -1);
+	entries = MihPageGetRetired(BufferGetPage(buf));
+	n = MihPageGetNItems(BufferGetPage(buf), sizeof(MihRetiredEntry));
+	for (k = 0; k < n && stamp_removable(entries[k].xid); k++)
+		;
+	if (k == 0)
+	{
+		UnlockReleaseBuffer(buf);
+		return 0;
+	}
+	for (int i = 0; i < k; i++)
+		todo[i] = entries[i].what;
+	state = GenericXLogStart(index);
+	meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	page = GenericXLogRegisterBuffer(state, buf, k == n ? GENERIC_XLOG_FULL_IMAGE : 0);
+	meta->retired_spilled -= k;
+	if (k == n)
+	{
+		/* the whole page: unlink it and free it in the same record */
+		meta->retired_first = MihPageGetOpaque(page)->next;
+		if (meta->retired_first == InvalidBlockNumber)
+			meta->retired_last = InvalidBlockNumber;
+		meta->retired_pages--;
+		mih_init_page(page, MIH_PAGE_FREE, 0, 0);
+		*more = true;
+	}
+	else
+	{
+		entries = MihPageGetRetired(page);
+		memmove(entries, entries + k, (n - k) * sizeof(MihRetiredEntry));
+		MihPageSetNItems(page, n - k, sizeof(MihRetiredEntry));
+	}
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	if (k == n)
+		RecordFreeIndexPage(index, first);
+	return k;
+}
+
+/*
+ * Take the removable prefix of the metapage's retired entries off the list
+ * into todo, in one record (the caller holds the metapage exclusively).
+ * Returns how many: 0 when the first is not removable yet.
+ */
+static int
+take_from_metapage(Relation index, Buffer metabuf, MihRetired *todo)
+{
+	MihMetaPageData *meta = MihPageGetMeta(BufferGetPage(metabuf));
+	GenericXLogState *state;
+	int			n = meta->nretired;
+	int			k;
+
+	for (k = 0; k < n && stamp_removable(meta->retired_xid[k]); k++)
+		;
+	if (k == 0)
+		return 0;
+	memcpy(todo, meta->retired, k * sizeof(MihRetired));
+	state = GenericXLogStart(index);
+	meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	memmove(meta->retired, meta->retired + k, (n - k) * sizeof(MihRetired));
+	memmove(meta->retired_xid, meta->retired_xid + k,
+			(n - k) * sizeof(FullTransactionId));
+	meta->nretired = n - k;
+	GenericXLogFinish(state);
+	return k;
+}
+
+/*
  * Free what no scan can reach any more, oldest first; never waits. Under the
  * merge lock.
  */
@@ -359,7 +446,6 @@ mih_recycle_retired(Relation index)
 		MihRetired	todo[Max(MIH_MAX_RETIRED, MIH_RETIRED_PER_PAGE)];
 		int			ntodo = 0;
 		bool		more = false;
-		GenericXLogState *state;
 
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		mih_meta_update_layout(index, metabuf);
@@ -380,76 +466,13 @@ mih_recycle_retired(Relation index)
 		}
 
 		if (meta->retired_first != InvalidBlockNumber)
-		{
-			/* the oldest entries: the first page of the chain */
-			BlockNumber first = meta->retired_first;
-			Buffer		buf = ReadBuffer(index, first);
-			Page		page;
-			MihRetiredEntry *entries;
-			int			n;
-			int			k;
-
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			mih_check_page(index, BufferGetPage(buf), first, MIH_PAGE_RETIRED, 0, -1);
-			entries = MihPageGetRetired(BufferGetPage(buf));
-			n = MihPageGetNItems(BufferGetPage(buf), sizeof(MihRetiredEntry));
-			for (k = 0; k < n && stamp_removable(entries[k].xid); k++)
-				;
-			if (k == 0)
-			{
-				UnlockReleaseBuffer(buf);
-				UnlockReleaseBuffer(metabuf);
-				break;
-			}
-			for (int i = 0; i < k; i++)
-				todo[ntodo++] = entries[i].what;
-			state = GenericXLogStart(index);
-			meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-			page = GenericXLogRegisterBuffer(state, buf, k == n ? GENERIC_XLOG_FULL_IMAGE : 0);
-			meta->retired_spilled -= k;
-			if (k == n)
-			{
-				/* the whole page: unlink it and free it in the same record */
-				meta->retired_first = MihPageGetOpaque(page)->next;
-				if (meta->retired_first == InvalidBlockNumber)
-					meta->retired_last = InvalidBlockNumber;
-				meta->retired_pages--;
-				mih_init_page(page, MIH_PAGE_FREE, 0, 0);
-				more = true;
-			}
-			else
-			{
-				entries = MihPageGetRetired(page);
-				memmove(entries, entries + k, (n - k) * sizeof(MihRetiredEntry));
-				MihPageSetNItems(page, n - k, sizeof(MihRetiredEntry));
-			}
-			GenericXLogFinish(state);
-			UnlockReleaseBuffer(buf);
-			if (k == n)
-				RecordFreeIndexPage(index, first);
-		}
+			ntodo = take_from_chain(index, metabuf, todo, &more);
 		else
+			ntodo = take_from_metapage(index, metabuf, todo);
+		if (ntodo == 0)
 		{
-			int			n = meta->nretired;
-			int			k;
-
-			for (k = 0; k < n && stamp_removable(meta->retired_xid[k]); k++)
-				;
-
-			if (k == 0)
-			{
-				UnlockReleaseBuffer(metabuf);
-				break;
-			}
-			memcpy(todo, meta->retired, k * sizeof(MihRetired));
-			ntodo = k;
-			state = GenericXLogStart(index);
-			meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-			memmove(meta->retired, meta->retired + k, (n - k) * sizeof(MihRetired));
-			memmove(meta->retired_xid, meta->retired_xid + k,
-					(n - k) * sizeof(FullTransactionId));
-			meta->nretired = n - k;
-			GenericXLogFinish(state);
+			UnlockReleaseBuffer(metabuf);
+			break;
 		}
 		/* the list no longer names them, and no scan can reach them: free */
 		UnlockReleaseBuffer(metabuf);
