@@ -20,7 +20,8 @@ DROP EXTENSION simhash;
 
 CREATE EXTENSION simhash VERSION '0.1.0';
 -- the comparison sees a difference where there is one: 0.1.0 against the fresh install
-SELECT count(*) AS facts_0_1_0_lacks FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f;
+-- (about 100 facts; the count differs by a fact or two between server versions)
+SELECT count(*) > 50 AS sees_what_0_1_0_lacks FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f;
 
 CREATE TABLE up_docs (
     id   int PRIMARY KEY,
