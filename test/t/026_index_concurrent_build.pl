@@ -140,7 +140,7 @@ SELECT (SELECT count(*) FROM by_index), (SELECT count(*) FROM by_seq),
        (SELECT count(*) FROM (TABLE by_seq EXCEPT ALL TABLE by_index) b);
 });
 my ($n_index, $n_seq, $extra, $missing) = split /\|/, $cmp;
-cmp_ok($n_seq, '>', 900, "the radius queries match rows ($n_seq pairs)");
+cmp_ok($n_seq, '>=', 900, "every query finds at least its own row ($n_seq pairs)");
 is($extra, 0, 'no row comes back through the index more often than from the table');
 is($missing, 0, 'every row the table matches comes back through the index');
 

@@ -154,7 +154,7 @@ max_parallel_workers_per_gather = 0
 $standby->append_conf('postgresql.conf', "simhash.standby_scan_restarts = $RESTARTS\n")
   if defined $RESTARTS;
 $standby->start;
-$primary->wait_for_replay_catchup($standby);
+$primary->wait_for_catchup($standby, 'replay');
 is($standby->safe_psql('postgres', 'SHOW hot_standby_feedback'),
 	'off', 'the standby sends no feedback (the default)');
 
@@ -287,7 +287,7 @@ cmp_ok(
   unless defined $RESTARTS && $RESTARTS == 0;
 
 # after the load: verify on the standby checks the whole index and every row
-$primary->wait_for_replay_catchup($standby);
+$primary->wait_for_catchup($standby, 'replay');
 my ($nruns, $checked) = split /\|/,
   $standby->safe_psql('postgres', "SELECT runs, heap_tuples_checked FROM simhash_index_verify('t_fp')");
 my $live = $standby->safe_psql('postgres', 'SELECT count(*) FROM t');

@@ -54,7 +54,7 @@ $node->safe_psql('postgres', PostgreSQL::Test::Utils::slurp_file($surface));
 $node->safe_psql('postgres', "ALTER DATABASE postgres SET statement_timeout = '5s'");
 
 # ---- 1. the typed fuzzer
-my @stmts = split /\n/, $node->safe_psql('postgres', 'SELECT * FROM fz_statements(150)');
+my @stmts = split /\n/, $node->safe_psql('postgres', 'SET statement_timeout = 0; SELECT * FROM fz_statements(150)');
 srand(42);
 @stmts = shuffle(@stmts);
 my $dir = PostgreSQL::Test::Utils::tempdir;
