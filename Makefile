@@ -14,7 +14,7 @@ OBJS = src/module.o \
        src/mih/mih_opclass.o src/mih/mih_inspect.o src/mih/mih_verify.o src/mih/mih_leaf.o
 
 # pg_regress suites, in order (sql/NAME.sql against expected/NAME.out)
-REGRESS = type distance rewrite fingerprint jaccard minhash vectors index index_cache index_compact index_skew knn exclude operands pairs dedup dedup_verified dedup_script dedup_pairs dedup_review security upgrade
+REGRESS = type distance rewrite fingerprint jaccard minhash vectors index index_cache index_compact index_skew index_retired knn exclude operands pairs dedup dedup_verified dedup_script dedup_pairs dedup_review security upgrade
 # every suite runs alone or in any order: the test database gets the extension before any
 # suite runs (a suite that drops it, upgrade, leaves the default version installed again)
 REGRESS_OPTS = --load-extension=simhash

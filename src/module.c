@@ -42,6 +42,8 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"screen_midway", SH_FAULT_SCREEN_MIDWAY, false},
 	{"merge_skew_first", SH_FAULT_MERGE_SKEW_FIRST, false},
 	{"merge_skew_later", SH_FAULT_MERGE_SKEW_LATER, false},
+	{"v2_metapage", SH_FAULT_V2_METAPAGE, false},
+	{"retired_wrong_head", SH_FAULT_RETIRED_WRONG_HEAD, false},
 	{NULL, 0, false}
 };
 

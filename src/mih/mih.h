@@ -152,14 +152,20 @@ extern BlockNumber mih_merge_runs(Relation index, int nblocks, const uint64 *mas
 								  int64 *nentries, BufferAccessStrategy vacuum_strategy);
 /* ---- mih_recycle.c: walking a run's pages, the retired list ---- */
 typedef void (*MihPageVisitor) (BlockNumber blk, void *arg);
-typedef void (*MihRetiredVisitor) (const MihRetired *r, BlockNumber chain_page, void *arg);
-extern void mih_walk_run(Relation index, BlockNumber runhead, uint32 tables, bool header,
-						 MihPageVisitor visit, void *arg, MihRunHeader *hdr);
-extern void mih_walk_pending_chain(Relation index, BlockNumber head, BlockNumber stop,
-								   MihPageVisitor visit, void *arg);
+/* a retired entry as read: serial is MIH_ANY_SERIAL for versions before 3 */
+typedef struct MihRetiredItem
+{
+	MihRetired	what;
+	int64		serial;
+} MihRetiredItem;
+typedef void (*MihRetiredVisitor) (const MihRetiredItem *r, BlockNumber chain_page, void *arg);
+extern void mih_walk_run(Relation index, BlockNumber runhead, int64 run_serial, uint32 tables,
+						 bool header, MihPageVisitor visit, void *arg, MihRunHeader *hdr);
+extern void mih_walk_pending_chain(Relation index, BlockNumber head, int64 head_serial,
+								   BlockNumber stop, MihPageVisitor visit, void *arg);
 extern void mih_meta_update_layout(Relation index, Buffer metabuf);
 extern void mih_retired_reserve(Relation index, int n);
-extern void mih_retired_add(MihMetaPageData *meta, BlockNumber head,
+extern void mih_retired_add(MihMetaPageData *meta, BlockNumber head, uint32 serial,
 							BlockNumber extent, bool is_run);
 extern void mih_recycle_retired(Relation index);
 extern int64 mih_retired_count(Relation index, const MihMetaPageData *meta);

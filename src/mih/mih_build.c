@@ -208,7 +208,7 @@ mih_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.index = index;
 	bs.nblocks = meta->nblocks;
 	bs.balls = mih_keys_are_balls(index);
-	bs.compact = meta->version >= MIH_VERSION;
+	bs.compact = meta->version >= MIH_VERSION_COMPACT;
 	memcpy(bs.masks, meta->masks, sizeof(bs.masks));
 	bs.maxn = Max((int64) maintenance_work_mem * 1024 / (int64) sizeof(MihEntry), 1024);
 	bs.maxn = Min(bs.maxn, (int64) (MaxAllocHugeSize / sizeof(MihEntry)));

@@ -20,10 +20,17 @@
 #define MIH_MAGIC				0x4D494831	/* "MIH1" */
 /*
  * On-disk versions: 2 may hold compact leaves (mih_leaf.h), which a library
- * that knows only 1 must not read; a version 1 index is read as it is and
- * keeps writing plain leaves until REINDEX.
+ * that knows only 1 must not read; 3 records in each retired-list entry the
+ * serial of the page it names (MihRetiredEntry, retired_serial[]), so that
+ * recycling and VACUUM check a retired run's header or pending chain's head
+ * as every other link is checked. An older index is read as it is until
+ * REINDEX: version 1 keeps writing plain leaves, and versions 1 and 2 check
+ * only the type of a retired entry's first page (their entries carry no
+ * serial to check).
  */
-#define MIH_VERSION				2
+#define MIH_VERSION				3
+#define MIH_VERSION_RETIRED_SERIAL	3
+#define MIH_VERSION_COMPACT		2
 #define MIH_VERSION_PLAIN		1
 #define MIH_METAPAGE_BLKNO		0
 #define MIH_MIN_BLOCKS			1
@@ -281,12 +288,20 @@ mih_retired_run_tables(const MihRetired *r, int ntables, bool *header)
 	return r->extent & MIH_RETIRED_TABLES;
 }
 
-/* A retired list entry on a MIH_PAGE_RETIRED page. */
+/*
+ * A retired list entry on a MIH_PAGE_RETIRED page. serial lies where
+ * versions 1 and 2 left alignment padding (the layout is the same), so it is
+ * read only on version 3 indexes (mih_retired_serial).
+ */
 typedef struct MihRetiredEntry
 {
 	MihRetired	what;
+	uint32		serial;			/* of what.head: a run's, or the pending page's own */
 	FullTransactionId xid;		/* the next XID when it was retired */
 } MihRetiredEntry;
+
+StaticAssertDecl(offsetof(MihRetiredEntry, xid) == 16 && sizeof(MihRetiredEntry) == 24,
+				 "a retired entry's layout is the one versions 1 and 2 wrote");
 
 #define MIH_RETIRED_PER_PAGE	((int) (MIH_PAGE_CONTENT_SIZE / sizeof(MihRetiredEntry)))
 #define MihPageGetRetired(page) ((MihRetiredEntry *) PageGetContents(page))
@@ -338,6 +353,12 @@ typedef struct MihMetaPageData
 
 	/* appended with kNN search: MIH_META_* flags, zero in older metapages */
 	uint32		flags;
+
+	/*
+	 * Appended with on-disk version 3: the serial of what retired[i] names
+	 * (see MihRetiredEntry). Older versions may leave anything here.
+	 */
+	uint32		retired_serial[MIH_MAX_RETIRED];
 } MihMetaPageData;
 
 /*

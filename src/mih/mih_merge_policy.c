@@ -29,6 +29,7 @@
  * and scans go on meanwhile.
  */
 #include "mih.h"
+#include "test_fault.h"
 
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -262,6 +263,16 @@ reserve_serial(Relation index, Buffer metabuf)
 	return serial;
 }
 
+/* Does the plan merge (retire tables of) the run whose header is head? */
+static bool
+merge_plan_has_run(const MergePlan *plan, BlockNumber head)
+{
+	for (int k = 0; k < plan->nruns; k++)
+		if (plan->runs[k] == head)
+			return true;
+	return false;
+}
+
 /*
  * Swap the new run in, in one metapage record: the run list with the new
  * run (kept sorted by size, largest first), the merged runs no longer
@@ -300,7 +311,15 @@ swap_in(Relation index, Buffer metabuf, const MergePlan *plan, BlockNumber newru
 				uint32		retire = served & plan->tables;
 
 				left = served & ~plan->tables;
-				mih_retired_add(meta, meta->runs[r],
+				if (simhash_test_fault == SH_FAULT_RETIRED_WRONG_HEAD && left == 0 &&
+					!merge_plan_has_run(plan, meta->runs[0]))
+				{
+					/* as if the block had been freed and reused by a run that stays */
+					mih_retired_add(meta, meta->runs[0], meta->run_serials[r],
+									MIH_RETIRED_PART | MIH_RETIRED_HEADER | retire, true);
+					continue;
+				}
+				mih_retired_add(meta, meta->runs[r], meta->run_serials[r],
 								MIH_RETIRED_PART | (left == 0 ? MIH_RETIRED_HEADER : 0) | retire,
 								true);
 			}
@@ -334,7 +353,8 @@ swap_in(Relation index, Buffer metabuf, const MergePlan *plan, BlockNumber newru
 
 	if (plan->npending_pages > 0)
 	{
-		mih_retired_add(meta, plan->snap.pending_head, plan->stop, false);
+		mih_retired_add(meta, plan->snap.pending_head, plan->snap.pending_head_serial,
+						plan->stop, false);
 		meta->pending_head = plan->stop;
 		meta->pending_head_serial = plan->stop_serial;
 		meta->pending_entries -= plan->npending_all;
@@ -358,7 +378,7 @@ run_plan(Relation index, Buffer metabuf, MergePlan *plan,
 	newrun = mih_merge_runs(index, plan->snap.nblocks, plan->snap.masks, plan->runs,
 							plan->run_tables, plan->nruns, plan->pending,
 							plan->npending_live, plan->tables, serial, true,
-							plan->snap.version >= MIH_VERSION, &newentries, vacuum_strategy);
+							plan->snap.version >= MIH_VERSION_COMPACT, &newentries, vacuum_strategy);
 	swap_in(index, metabuf, plan, newrun, newentries, serial);
 }
 
@@ -370,17 +390,17 @@ typedef struct RetiredSize
 } RetiredSize;
 
 static void
-retired_size_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
+retired_size_visitor(const MihRetiredItem *r, BlockNumber chain_page, void *arg)
 {
 	RetiredSize *rs = (RetiredSize *) arg;
 	MihRunHeader hdr;
 	uint32		tables;
 	bool		header;
 
-	if (r == NULL || !r->is_run)
+	if (r == NULL || !r->what.is_run)
 		return;					/* list pages, pending chains: small */
-	mih_read_run_header(rs->index, r->head, MIH_ANY_SERIAL, &hdr);
-	tables = mih_retired_run_tables(r, hdr.ntables, &header);
+	mih_read_run_header(rs->index, r->what.head, r->serial, &hdr);
+	tables = mih_retired_run_tables(&r->what, hdr.ntables, &header);
 	rs->entry_tables += hdr.nentries * pg_popcount32(tables);
 }
 

@@ -114,6 +114,13 @@ mih_init_metapage(Page page, int nblocks)
 	meta->retired_first = InvalidBlockNumber;
 	meta->retired_last = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + sizeof(MihMetaPageData);
+	if (simhash_test_fault == SH_FAULT_V2_METAPAGE)
+	{
+		/* as extension 0.3.0 wrote it: version 2, without retired_serial[] */
+		meta->version = MIH_VERSION_COMPACT;
+		((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) +
+			offsetof(MihMetaPageData, retired_serial);
+	}
 }
 
 /*

@@ -41,13 +41,15 @@
  * name: its header page, and for each table named the leaves by their chain
  * and the inner pages level by level from the root. Tables a run no longer
  * serves must not be named: their pages may belong to another run by now.
- * Every page must carry the run's serial (mih_check_page), so a walk never
- * follows a link out of a page that is no longer the run's. Links are read
- * before visit is called for a page, so visit may free it.
+ * The header must carry run_serial (where the caller knows it; else
+ * MIH_ANY_SERIAL: its type is checked), and every other page the header's
+ * serial (mih_check_page), so a walk never follows a link out of a page that
+ * is no longer the run's. Links are read before visit is called for a page,
+ * so visit may free it.
  */
 void
-mih_walk_run(Relation index, BlockNumber runhead, uint32 tables, bool header,
-			 MihPageVisitor visit, void *arg, MihRunHeader *hdr_out)
+mih_walk_run(Relation index, BlockNumber runhead, int64 run_serial, uint32 tables,
+			 bool header, MihPageVisitor visit, void *arg, MihRunHeader *hdr_out)
 {
 	Buffer		buf = ReadBuffer(index, runhead);
 	Page		page = BufferGetPage(buf);
@@ -55,8 +57,10 @@ mih_walk_run(Relation index, BlockNumber runhead, uint32 tables, bool header,
 	uint32		serial;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	/* the header's own serial is the run's: check the type only */
-	serial = PageIsNew(page) ? 0 : MihPageGetOpaque(page)->serial;
+	if (run_serial == MIH_ANY_SERIAL)
+		serial = PageIsNew(page) ? 0 : MihPageGetOpaque(page)->serial;
+	else
+		serial = (uint32) run_serial;
 	mih_check_page(index, page, runhead, MIH_PAGE_RUNHEAD, serial, -1);
 	memcpy(&hdr, MihPageGetRunHeader(page), sizeof(hdr));
 	UnlockReleaseBuffer(buf);
@@ -147,33 +151,40 @@ free_page_visitor(BlockNumber blk, void *arg)
 	UnlockReleaseBuffer(buf);
 }
 
-/* Free the pages of a run (some tables, or all with the header) no scan can reach any more. */
+/*
+ * Free the pages of a run (some tables, or all with the header) no scan can
+ * reach any more. serial is the entry's (MIH_ANY_SERIAL before version 3):
+ * the header is checked against it before anything is freed, so an entry
+ * whose block now holds another run frees nothing of it.
+ */
 static void
-free_run_pages(Relation index, const MihRetired *r)
+free_run_pages(Relation index, const MihRetired *r, int64 serial)
 {
 	MihRunHeader hdr;
 	uint32		tables;
 	bool		header;
 
-	mih_read_run_header(index, r->head, MIH_ANY_SERIAL, &hdr);
+	mih_read_run_header(index, r->head, serial, &hdr);
 	tables = mih_retired_run_tables(r, hdr.ntables, &header);
-	mih_walk_run(index, r->head, tables, header, free_page_visitor, index, NULL);
+	mih_walk_run(index, r->head, serial, tables, header, free_page_visitor, index, NULL);
 }
 
 /*
  * Call visit for each page of a retired chain of pending pages, from head up
- * to (not including) stop. Each page must be a pending page carrying the
- * serial its predecessor recorded (the list keeps no serial for the head: its
- * type is checked), so a walk never follows a link out of a page that is no
- * longer the chain's. Links are read before visit is called, so visit may
- * free the page. Under the merge lock, which keeps retired chains as they are.
+ * to (not including) stop. The head must be a pending page carrying
+ * head_serial (the entry's; MIH_ANY_SERIAL before version 3, whose entries
+ * keep none: then its type is checked), and each later page the serial its
+ * predecessor recorded, so a walk never follows a link out of a page that is
+ * no longer the chain's. Links are read before visit is called, so visit
+ * may free the page. Under the merge lock, which keeps retired chains as
+ * they are.
  */
 void
-mih_walk_pending_chain(Relation index, BlockNumber head, BlockNumber stop,
-					   MihPageVisitor visit, void *arg)
+mih_walk_pending_chain(Relation index, BlockNumber head, int64 head_serial,
+					   BlockNumber stop, MihPageVisitor visit, void *arg)
 {
 	BlockNumber blk = head;
-	uint32		serial = 0;
+	uint32		serial = (uint32) head_serial;
 
 	while (blk != InvalidBlockNumber && blk != stop)
 	{
@@ -182,7 +193,7 @@ mih_walk_pending_chain(Relation index, BlockNumber head, BlockNumber stop,
 		BlockNumber next;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		if (blk == head)
+		if (blk == head && head_serial == MIH_ANY_SERIAL)
 			serial = PageIsNew(page) ? 0 : MihPageGetOpaque(page)->serial;
 		mih_check_page(index, page, blk, MIH_PAGE_PENDING, serial, -1);
 		next = MihPageGetOpaque(page)->next;
@@ -195,12 +206,23 @@ mih_walk_pending_chain(Relation index, BlockNumber head, BlockNumber stop,
 }
 
 static void
-free_retired(Relation index, const MihRetired *r)
+free_retired(Relation index, const MihRetiredItem *item)
 {
-	if (r->is_run)
-		free_run_pages(index, r);
+	if (item->what.is_run)
+		free_run_pages(index, &item->what, item->serial);
 	else
-		mih_walk_pending_chain(index, r->head, r->extent, free_page_visitor, index);
+		mih_walk_pending_chain(index, item->what.head, item->serial, item->what.extent,
+							   free_page_visitor, index);
+}
+
+/*
+ * The serial an entry records for the page it names, or MIH_ANY_SERIAL for
+ * an index whose version keeps none (see MIH_VERSION_RETIRED_SERIAL).
+ */
+static inline int64
+entry_serial(const MihMetaPageData *meta, uint32 serial)
+{
+	return meta->version >= MIH_VERSION_RETIRED_SERIAL ? (int64) serial : MIH_ANY_SERIAL;
 }
 
 /* ---- the list ---- */
@@ -298,6 +320,7 @@ mih_retired_reserve(Relation index, int n)
 	for (int i = 0; i < meta->nretired; i++)
 	{
 		entries[have + i].what = meta->retired[i];
+		entries[have + i].serial = meta->retired_serial[i];
 		entries[have + i].xid = meta->retired_xid[i];
 	}
 	MihPageSetNItems(target, have + meta->nretired, sizeof(MihRetiredEntry));
@@ -313,13 +336,15 @@ mih_retired_reserve(Relation index, int n)
 
 /*
  * Append an entry to the metapage's list, on a metapage registered in the
- * caller's GenericXLog record (the merge's swap), after
- * mih_retired_reserve. It is stamped with the next XID: every scan that
- * could still reach what it names advertises an xmin no newer.
+ * caller's GenericXLog record (the merge's swap, which covers the whole
+ * metapage struct: mih_meta_cover), after mih_retired_reserve. serial is
+ * head's: a run's serial, or the pending page's own. It is stamped with the
+ * next XID: every scan that could still reach what it names advertises an
+ * xmin no newer.
  */
 void
-mih_retired_add(MihMetaPageData *meta, BlockNumber head, BlockNumber extent,
-				bool is_run)
+mih_retired_add(MihMetaPageData *meta, BlockNumber head, uint32 serial,
+				BlockNumber extent, bool is_run)
 {
 	int			i = meta->nretired;
 
@@ -328,6 +353,7 @@ mih_retired_add(MihMetaPageData *meta, BlockNumber head, BlockNumber extent,
 	meta->retired[i].head = head;
 	meta->retired[i].extent = extent;
 	meta->retired[i].is_run = is_run;
+	meta->retired_serial[i] = serial;
 	meta->retired_xid[i] = ReadNextFullTransactionId();
 	meta->nretired++;
 }
@@ -350,7 +376,7 @@ stamp_removable(FullTransactionId xid)
  * Returns how many were taken: 0 when the first is not removable yet.
  */
 static int
-take_from_chain(Relation index, Buffer metabuf, MihRetired *todo, bool *more)
+take_from_chain(Relation index, Buffer metabuf, MihRetiredItem *todo, bool *more)
 {
 	MihMetaPageData *meta = MihPageGetMeta(BufferGetPage(metabuf));
 	BlockNumber first = meta->retired_first;
@@ -373,7 +399,10 @@ take_from_chain(Relation index, Buffer metabuf, MihRetired *todo, bool *more)
 		return 0;
 	}
 	for (int i = 0; i < k; i++)
-		todo[i] = entries[i].what;
+	{
+		todo[i].what = entries[i].what;
+		todo[i].serial = entry_serial(meta, entries[i].serial);
+	}
 	state = GenericXLogStart(index);
 	meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	page = GenericXLogRegisterBuffer(state, buf, k == n ? GENERIC_XLOG_FULL_IMAGE : 0);
@@ -407,7 +436,7 @@ take_from_chain(Relation index, Buffer metabuf, MihRetired *todo, bool *more)
  * Returns how many: 0 when the first is not removable yet.
  */
 static int
-take_from_metapage(Relation index, Buffer metabuf, MihRetired *todo)
+take_from_metapage(Relation index, Buffer metabuf, MihRetiredItem *todo)
 {
 	MihMetaPageData *meta = MihPageGetMeta(BufferGetPage(metabuf));
 	GenericXLogState *state;
@@ -418,10 +447,15 @@ take_from_metapage(Relation index, Buffer metabuf, MihRetired *todo)
 		;
 	if (k == 0)
 		return 0;
-	memcpy(todo, meta->retired, k * sizeof(MihRetired));
+	for (int i = 0; i < k; i++)
+	{
+		todo[i].what = meta->retired[i];
+		todo[i].serial = entry_serial(meta, meta->retired_serial[i]);
+	}
 	state = GenericXLogStart(index);
 	meta = MihPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	memmove(meta->retired, meta->retired + k, (n - k) * sizeof(MihRetired));
+	memmove(meta->retired_serial, meta->retired_serial + k, (n - k) * sizeof(uint32));
 	memmove(meta->retired_xid, meta->retired_xid + k,
 			(n - k) * sizeof(FullTransactionId));
 	meta->nretired = n - k;
@@ -443,7 +477,7 @@ mih_recycle_retired(Relation index)
 	{
 		Buffer		metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 		MihMetaPageData *meta;
-		MihRetired	todo[Max(MIH_MAX_RETIRED, MIH_RETIRED_PER_PAGE)];
+		MihRetiredItem todo[Max(MIH_MAX_RETIRED, MIH_RETIRED_PER_PAGE)];
 		int			ntodo = 0;
 		bool		more = false;
 
@@ -517,7 +551,7 @@ mih_retired_foreach(Relation index, const MihMetaPageData *meta,
 			Page		page;
 			MihRetiredEntry *entries;
 			int			n;
-			MihRetired	copy[MIH_RETIRED_PER_PAGE];
+			MihRetiredItem copy[MIH_RETIRED_PER_PAGE];
 			BlockNumber next;
 
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -526,7 +560,10 @@ mih_retired_foreach(Relation index, const MihMetaPageData *meta,
 			entries = MihPageGetRetired(page);
 			n = MihPageGetNItems(page, sizeof(MihRetiredEntry));
 			for (int i = 0; i < n; i++)
-				copy[i] = entries[i].what;
+			{
+				copy[i].what = entries[i].what;
+				copy[i].serial = entry_serial(meta, entries[i].serial);
+			}
 			next = MihPageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
 
@@ -537,5 +574,11 @@ mih_retired_foreach(Relation index, const MihMetaPageData *meta,
 		}
 	}
 	for (int i = 0; i < meta->nretired; i++)
-		fn(&meta->retired[i], InvalidBlockNumber, arg);
+	{
+		MihRetiredItem item;
+
+		item.what = meta->retired[i];
+		item.serial = entry_serial(meta, meta->retired_serial[i]);
+		fn(&item, InvalidBlockNumber, arg);
+	}
 }

@@ -513,25 +513,27 @@ reach_page_visitor(BlockNumber blk, void *arg)
 
 /* Mark what a retired entry names, and the retired list's own pages. */
 static void
-reach_retired_visitor(const MihRetired *r, BlockNumber chain_page, void *arg)
+reach_retired_visitor(const MihRetiredItem *r, BlockNumber chain_page, void *arg)
 {
 	Reach	   *reach = (Reach *) arg;
 
 	if (r == NULL)
 		reach_set(reach, chain_page);
-	else if (r->is_run)
+	else if (r->what.is_run)
 	{
 		MihRunHeader hdr;
 		uint32		tables;
 		bool		header;
 
-		mih_read_run_header(reach->index, r->head, MIH_ANY_SERIAL, &hdr);
-		tables = mih_retired_run_tables(r, hdr.ntables, &header);
+		mih_read_run_header(reach->index, r->what.head, r->serial, &hdr);
+		tables = mih_retired_run_tables(&r->what, hdr.ntables, &header);
 		/* a run losing tables is still listed, and reached from there too */
-		mih_walk_run(reach->index, r->head, tables, header, reach_page_visitor, reach, NULL);
+		mih_walk_run(reach->index, r->what.head, r->serial, tables, header,
+					 reach_page_visitor, reach, NULL);
 	}
 	else
-		mih_walk_pending_chain(reach->index, r->head, r->extent, reach_page_visitor, reach);
+		mih_walk_pending_chain(reach->index, r->what.head, r->serial, r->what.extent,
+							   reach_page_visitor, reach);
 }
 
 /*
@@ -583,7 +585,8 @@ reclaim_pages(Relation index, int64 *live, BufferAccessStrategy strategy)
 		MihRunHeader hdr;
 		uint32		tables = mih_run_tables(&snap, i);
 
-		mih_walk_run(index, snap.runs[i], tables, true, reach_page_visitor, &reach, &hdr);
+		mih_walk_run(index, snap.runs[i], snap.run_serials[i], tables, true,
+					 reach_page_visitor, &reach, &hdr);
 		/* the runs serving table 0 hold each entry once */
 		if (tables & 1)
 			*live += hdr.nentries - hdr.ndead;
