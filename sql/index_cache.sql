@@ -36,14 +36,15 @@ INSERT INTO sh_cache SELECT g, sh_cache_fp(g) FROM generate_series(36001, 40000)
 SELECT runs, run_entries[1] AS largest, pending_entries FROM simhash_index_info('sh_cache_fp_idx');
 
 -- query points: stored rows, rows with 1..4 bits flipped, and fingerprints
--- near no row
+-- near no row; the stored rows spread over the whole table, a quarter of
+-- them in the stretches of one value (ids above 30,000)
 CREATE TABLE sh_cache_q (qid int, fp simhash);
 INSERT INTO sh_cache_q
-    SELECT g, sh_cache_fp(g * 499 % 40000 + 1) # ((1::int8 << (g % 64)) * (g % 2))::simhash
+    SELECT g, sh_cache_fp(g * 997 % 40000 + 1) # ((1::int8 << (g % 64)) * (g % 2))::simhash
               # CASE WHEN g % 5 = 0 THEN ((7::int8 << (g % 61)))::simhash ELSE '0000000000000000'::simhash END
-    FROM generate_series(1, 80) g;
+    FROM generate_series(1, 40) g;
 INSERT INTO sh_cache_q SELECT 1000 + g, ('x' || left(md5('q' || g), 16))::bit(64)::simhash
-    FROM generate_series(1, 20) g;
+    FROM generate_series(1, 10) g;
 
 -- the matches of every query point at radii 0, 3, 8 and 12 as pairs,
 -- through the index (a nested loop of index scans: one scan, many rescans)
