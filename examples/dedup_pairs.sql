@@ -63,16 +63,24 @@
 -- tables and an error's own message only
 \set QUIET on
 \set SHOW_CONTEXT never
+\ir dedup_settings.sql
+\if :{?blocks}
+\else
+\set blocks ''
+\endif
+SELECT set_config('simhash_dedup.blocks', :'blocks', true) \gset simhash_dedup_ignored_
 
 -- The steps of the list above, one function each, called in order by the DO
 -- block below; each takes the work tables it reads and writes (so its
 -- signature says what it touches) and reads the rest from the settings when
 -- called. They run on the coordinator, as the block does; the statements
--- they send are the block's, unchanged. Defined here, before
--- examples/dedup_settings.sql opens the transaction and checks the
--- variables: they need nothing from it, and a failed check aborts the
--- transaction, where each definition would only add an error of its own.
---
+-- they send are the block's, unchanged. Defined in the transaction, as the
+-- helpers of examples/dedup_settings.sql are, once its checks have passed:
+-- after a failed check (psql's ERROR is then set by the statement above) the
+-- transaction is aborted, and each definition would only add an error of
+-- its own.
+\if :ERROR
+\else
 -- The work tables: temporary ones on a plain table, on a hash-distributed
 -- Citus table distributed tables named after the backend in the table's
 -- schema; named, created and distributed here, apart from the steps,
@@ -402,13 +410,7 @@ BEGIN
   RETURN n_changed;
 END
 $act$;
-
-\ir dedup_settings.sql
-\if :{?blocks}
-\else
-\set blocks ''
 \endif
-SELECT set_config('simhash_dedup.blocks', :'blocks', true) \gset simhash_dedup_ignored_
 
 -- The steps in order, then the summary. The step functions are called as
 -- assignments (plain expressions, not queries), so the statements they send
