@@ -3,8 +3,10 @@
 -- pigeonhole pairs, for distributed tables). Not run on its own: each script
 -- includes it with \ir. It gives the psql variables their defaults, opens the
 -- transaction, passes the variables to the server as transaction-local
--- settings (psql quotes them as literals, :'var'), and checks them in a DO
--- block that leaves its conclusions as further settings for the script:
+-- settings (psql quotes them as literals, :'var'), and checks them (the
+-- functions pg_temp.simhash_dedup_check_vars(), _check_columns(),
+-- _check_report() and _check_archive(), called in that order by a DO block)
+-- and leaves their conclusions as further settings for the script:
 --   simhash_dedup.relation     the table, as regclass text
 --   simhash_dedup.ext_schema   the extension's schema (functions are called qualified)
 --   simhash_dedup.keep_column  the column that decides which row is kept
@@ -302,33 +304,24 @@ BEGIN
 END
 $ids$;
 
-DO $settings$
+-- The checks of the variables, in the order they have always run (so a run
+-- with several bad values reports the same one first), split by what they
+-- check: each returns what it concluded, and the DO block at the end passes
+-- it on as settings. First the variables checked without the table's
+-- columns: misspelt names, the table (which must exist), radius, method,
+-- action and keep, and the keep column (the id unless given; longest and
+-- shortest need one). Returns the table and the keep column.
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_check_vars(OUT tbl regclass, OUT keep_col text)
+LANGUAGE plpgsql AS $vars$
 DECLARE
   tbl_name text := current_setting('simhash_dedup.table');
   id_col text := current_setting('simhash_dedup.id_column');
-  fp_col text := current_setting('simhash_dedup.fp_column');
   radius_text text := current_setting('simhash_dedup.radius');
   method text := current_setting('simhash_dedup.method');
   keep text := current_setting('simhash_dedup.keep');
-  keep_col text := current_setting('simhash_dedup.keep_column');
   action text := current_setting('simhash_dedup.action');
-  flag_col text := current_setting('simhash_dedup.flag_column');
-  verify_col text := current_setting('simhash_dedup.verify_column');
-  verify_thr text := current_setting('simhash_dedup.verify_threshold');
-  verify_size text := current_setting('simhash_dedup.verify_size');
-  verify_features text := current_setting('simhash_dedup.verify_features');
-  show text := current_setting('simhash_dedup.show');
-  report_table text := current_setting('simhash_dedup.report_table');
-  report_rows text := current_setting('simhash_dedup.report_rows');
-  archive text := current_setting('simhash_dedup.archive');
-  archive_table text := current_setting('simhash_dedup.archive_table');
-  show_cols text[];
-  rel_parts text[];
-  tbl regclass;
-  ext_schema text;
-  col text;
-  typ text;
 BEGIN
+  keep_col := current_setting('simhash_dedup.keep_column');
   IF current_setting('simhash_dedup.unknown') <> '' THEN
     RAISE EXCEPTION 'unknown variable %', current_setting('simhash_dedup.unknown')
       USING HINT = 'The variables of examples/dedup.sql and examples/dedup_pairs.sql: table, id_column, fp_column, radius, method, keep, keep_column, action, flag_column, verify_column, verify_threshold, verify_size, verify_features, show, report_table, report_rows, archive, archive_table, and blocks (dedup_pairs.sql); see doc/dedup.md.';
@@ -359,7 +352,29 @@ BEGIN
     END IF;
     keep_col := id_col;
   END IF;
+END
+$vars$;
 
+-- Then the columns the grouping reads: the id, fingerprint and keep columns
+-- exist, the extension is installed, the fingerprint is a simhash, the flag
+-- column a bigint, the verify column a text (with the other verification
+-- values beside it), the id an integer. Separate from the checks above,
+-- which need no column of the table. Returns the extension's schema.
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_check_columns(tbl regclass, keep_col text)
+RETURNS text LANGUAGE plpgsql AS $columns$
+DECLARE
+  id_col text := current_setting('simhash_dedup.id_column');
+  fp_col text := current_setting('simhash_dedup.fp_column');
+  action text := current_setting('simhash_dedup.action');
+  flag_col text := current_setting('simhash_dedup.flag_column');
+  verify_col text := current_setting('simhash_dedup.verify_column');
+  verify_thr text := current_setting('simhash_dedup.verify_threshold');
+  verify_size text := current_setting('simhash_dedup.verify_size');
+  verify_features text := current_setting('simhash_dedup.verify_features');
+  ext_schema text;
+  col text;
+  typ text;
+BEGIN
   -- the columns must exist, with the right types
   FOR typ, col IN
     SELECT format_type(a.atttypid, NULL), c.name FROM unnest(ARRAY[id_col, fp_col, keep_col]) c(name)
@@ -418,7 +433,28 @@ BEGIN
     RAISE EXCEPTION 'id_column % of % is of type %, not an integer', quote_ident(id_col), tbl, typ
       USING HINT = format('The scripts need a unique integer id. To add one: ALTER TABLE %s ADD COLUMN dedup_id bigint GENERATED ALWAYS AS IDENTITY; then -v id_column=dedup_id', tbl);
   END IF;
+  RETURN ext_schema;
+END
+$columns$;
 
+-- Then the report's variables: show (column names as in SQL, parsed and
+-- checked against the table and the review's own columns), report_table (a
+-- new table) and report_rows (all or a number). Separate because they shape
+-- only the review, not the grouping. Returns each as the review uses it:
+-- show as the review selects it (t."col", ...), report_table quoted, and
+-- report_rows a number ('' = all).
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_check_report(tbl regclass, OUT show text,
+                                                             OUT report_table text, OUT report_rows text)
+LANGUAGE plpgsql AS $report$
+DECLARE
+  id_col text := current_setting('simhash_dedup.id_column');
+  show_cols text[];
+  rel_parts text[];
+  col text;
+BEGIN
+  show := current_setting('simhash_dedup.show');
+  report_table := current_setting('simhash_dedup.report_table');
+  report_rows := current_setting('simhash_dedup.report_rows');
   -- show: column names, comma-separated, each as in SQL ("Title", url)
   IF show !~ '^\s*$' THEN
     SELECT array_agg(CASE WHEN m[1] ~ '^"' THEN replace(substr(m[1], 2, length(m[1]) - 2), '""', '"')
@@ -464,8 +500,25 @@ BEGIN
   ELSE
     RAISE EXCEPTION 'report_rows "%" is not all or a number of rows', report_rows;
   END IF;
+END
+$report$;
 
-  -- the archive of deleted rows: on by default, as <table>_dedup_archive beside the table
+-- Last the archive of deleted rows: on by default, as <table>_dedup_archive
+-- beside the table. Separate because it is the one check that compares two
+-- tables (an archive from an earlier run must hold every column of the table,
+-- and the table must not have the archive's own column names), and the only
+-- one whose error carries a generated ALTER TABLE. Returns the archive
+-- table, quoted ('' = archive=off).
+CREATE OR REPLACE FUNCTION pg_temp.simhash_dedup_check_archive(tbl regclass)
+RETURNS text LANGUAGE plpgsql AS $checkarchive$
+DECLARE
+  action text := current_setting('simhash_dedup.action');
+  archive text := current_setting('simhash_dedup.archive');
+  archive_table text := current_setting('simhash_dedup.archive_table');
+  rel_parts text[];
+  col text;
+  typ text;
+BEGIN
   IF archive NOT IN ('on', 'off') THEN
     RAISE EXCEPTION 'archive "%" is not on or off', archive;
   END IF;
@@ -515,6 +568,26 @@ BEGIN
     RAISE EXCEPTION 'table % has a column named like the archive''s own (simhash_kept_id, simhash_bits, simhash_jaccard, simhash_removed_at)', tbl
       USING HINT = 'Run with -v archive=off, or rename the column.';
   END IF;
+  RETURN archive_table;
+END
+$checkarchive$;
+
+-- The checks in their order (each function above raises its own errors),
+-- then their conclusions as the settings the scripts read.
+DO $settings$
+DECLARE
+  keep text := current_setting('simhash_dedup.keep');
+  action text := current_setting('simhash_dedup.action');
+  vars record;
+  report record;
+  ext_schema text;
+  archive_table text;
+  typ text;
+BEGIN
+  vars := pg_temp.simhash_dedup_check_vars();
+  ext_schema := pg_temp.simhash_dedup_check_columns(vars.tbl, vars.keep_col);
+  report := pg_temp.simhash_dedup_check_report(vars.tbl);
+  archive_table := pg_temp.simhash_dedup_check_archive(vars.tbl);
 
   -- the keep column's type, with its collation when it is not the type's own (the order of
   -- its values must be the column's)
@@ -525,20 +598,20 @@ BEGIN
     FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
     LEFT JOIN pg_collation c ON c.oid = a.attcollation
     LEFT JOIN pg_namespace cn ON cn.oid = c.collnamespace
-   WHERE a.attrelid = tbl AND a.attname = keep_col;
-  PERFORM set_config('simhash_dedup.show', show, true),
-          set_config('simhash_dedup.report_rows', report_rows, true),
+   WHERE a.attrelid = vars.tbl AND a.attname = vars.keep_col;
+  PERFORM set_config('simhash_dedup.show', report.show, true),
+          set_config('simhash_dedup.report_rows', report.report_rows, true),
           -- the review is built when it is printed or kept
           set_config('simhash_dedup.review',
-                     (action = 'report' AND report_rows <> '0' OR report_table <> '')::text, true),
-          set_config('simhash_dedup.report_table', report_table, true),
+                     (action = 'report' AND report.report_rows <> '0' OR report.report_table <> '')::text, true),
+          set_config('simhash_dedup.report_table', report.report_table, true),
           set_config('simhash_dedup.archive_table', archive_table, true),
-          set_config('simhash_dedup.relation', tbl::text, true),
+          set_config('simhash_dedup.relation', vars.tbl::text, true),
           set_config('simhash_dedup.ext_schema', ext_schema, true),
-          set_config('simhash_dedup.keep_column', keep_col, true),
+          set_config('simhash_dedup.keep_column', vars.keep_col, true),
           set_config('simhash_dedup.keep_expr',
-                     CASE WHEN keep IN ('longest', 'shortest') THEN format('length(%I::text)', keep_col)
-                          ELSE format('%I', keep_col) END, true),
+                     CASE WHEN keep IN ('longest', 'shortest') THEN format('length(%I::text)', vars.keep_col)
+                          ELSE format('%I', vars.keep_col) END, true),
           set_config('simhash_dedup.keep_dir', CASE WHEN keep IN ('first', 'shortest') THEN 'ASC' ELSE 'DESC' END, true),
           set_config('simhash_dedup.keep_type', CASE WHEN keep IN ('longest', 'shortest') THEN 'integer' ELSE typ END, true);
 END

@@ -31,10 +31,13 @@ SELECT level, count(*) AS leaves, sum(items) AS entries, max(items) > 582 AS mor
 FROM simhash_index_pages('sh_cl_idx') WHERE type = 'leaf' GROUP BY level ORDER BY level;
 
 -- query points: stored rows, rows with one or two bits flipped anywhere
--- (the zero top bits too), the copies, and points near no row
+-- (the zero top bits too), the copies, and points near no row: about 120,
+-- 860 searches a pass, where a backend builds the run's table of places
+-- once it has looked up as many leaves as the run has (164 here, at least
+-- one a table a search: mih_cache_pos.c)
 CREATE TABLE sh_cl_q (qid int, fp simhash);
 INSERT INTO sh_cl_q SELECT id, fp # ((1::int8 << (id % 64)) | ((id % 3)::int8 << (id % 61)))::simhash
-    FROM sh_cl WHERE id % 97 = 1;
+    FROM sh_cl WHERE id % 293 = 1;
 INSERT INTO sh_cl_q VALUES (-1, '000000123456789a'), (-2, '000000123456789b'),
     (-3, 'ffffff0000000000'), (-4, '0000001234567000');
 

@@ -59,8 +59,17 @@ CREATE TABLE pr (id int, fp simhash);
 INSERT INTO pr SELECT g, ((('x' || left(md5((g / 3)::text), 16))::bit(64)::bigint)
                           # CASE WHEN g % 3 = 0 THEN 0 ELSE (1::bigint << (g % 64)) | (CASE WHEN g % 3 = 2 THEN 1::bigint << ((g * 5) % 64) ELSE 0 END) END)::simhash
 FROM generate_series(1, 3000) g;
+-- the direct self-join at each radius, once: every way of finding the pairs
+-- below is compared with it (on the rows as they are then)
+CREATE TEMP TABLE pr_direct (radius int, a int, b int);
+CREATE FUNCTION pr_direct_pairs() RETURNS void LANGUAGE sql AS $fn$
+    DELETE FROM pr_direct;
+    INSERT INTO pr_direct SELECT rr.r, a.id, b.id
+    FROM unnest(ARRAY[0, 3, 7]) rr(r), pr a, pr b WHERE a.id < b.id AND a.fp <~> b.fp <= rr.r;
+$fn$;
+SELECT pr_direct_pairs();
 SELECT r,
-       (SELECT count(*) FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) AS direct,
+       (SELECT count(*) FROM pr_direct d WHERE d.radius = r) AS direct,
        (SELECT count(*) FROM (SELECT a.id, b.id FROM pr a, simhash_blocks(a.fp, r) ka,
                                  pr b, simhash_blocks(b.fp, r) kb
                               WHERE ka.block = kb.block AND ka.key = kb.key AND a.id < b.id
@@ -73,7 +82,7 @@ SELECT r,
 FROM unnest(ARRAY[0, 3, 7]) r;
 -- the same with more blocks: the pairs once each, none missed
 SELECT r, m,
-       (SELECT count(*) FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) AS direct,
+       (SELECT count(*) FROM pr_direct d WHERE d.radius = r) AS direct,
        (SELECT count(*) FROM (SELECT a.id, b.id FROM pr a, simhash_blocks(a.fp, r, m) ka,
                                  pr b, simhash_blocks(b.fp, r, m) kb
                               WHERE ka.block = kb.block AND ka.key = kb.key AND a.id < b.id
@@ -96,6 +105,7 @@ INSERT INTO pr SELECT 5000 + g, (((('x' || left(md5((g / 4)::text), 16))::bit(64
 FROM generate_series(1, 800) g;
 CREATE TABLE pr_keys AS SELECT k.block, k.key, p.id, p.fp FROM pr p, simhash_blocks(p.fp, 3, 4) k;
 INSERT INTO pr_keys SELECT 0, 0, 4999, NULL;
+SELECT pr_direct_pairs();
 SELECT max(n) AS largest_key FROM (SELECT count(*) AS n FROM pr_keys GROUP BY block, key) k;
 CREATE FUNCTION pr_partner_pairs(r int, m int) RETURNS TABLE (a int, b int) LANGUAGE sql AS $fn$
     SELECT k.id, p FROM (SELECT id, simhash_key_partners(id, fp, block, r, m) OVER (PARTITION BY key) AS ps
@@ -104,12 +114,12 @@ CREATE FUNCTION pr_partner_pairs(r int, m int) RETURNS TABLE (a int, b int) LANG
     WHERE k.id < p
 $fn$;
 SELECT r, m,
-       (SELECT count(*) FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) AS direct,
+       (SELECT count(*) FROM pr_direct d WHERE d.radius = r) AS direct,
        (SELECT count(*) FROM pr_partner_pairs(r, m)) AS by_partners,
-       (SELECT count(*) FROM (SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r
+       (SELECT count(*) FROM (SELECT d.a, d.b FROM pr_direct d WHERE d.radius = r
                               EXCEPT SELECT * FROM pr_partner_pairs(r, m)) x) AS missing,
        (SELECT count(*) FROM (SELECT * FROM pr_partner_pairs(r, m)
-                              EXCEPT ALL SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) x) AS extra
+                              EXCEPT ALL SELECT d.a, d.b FROM pr_direct d WHERE d.radius = r) x) AS extra
 FROM (VALUES (0, 1), (3, 4), (3, 5), (7, 8), (7, 10)) rm(r, m);
 -- the partner lists: both sides of each pair, ascending; NULL without a
 -- fingerprint, an empty list for a row with no pair in its key
@@ -161,12 +171,12 @@ CREATE FUNCTION pr_pack_pairs(r int, m int, groups int, targets int) RETURNS TAB
     WHERE p.id < q
 $fn$;
 SELECT r, m, groups, targets,
-       (SELECT count(*) FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) AS direct,
+       (SELECT count(*) FROM pr_direct d WHERE d.radius = r) AS direct,
        (SELECT count(*) FROM pr_pack_pairs(r, m, groups, targets)) AS by_packs,
-       (SELECT count(*) FROM (SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r
+       (SELECT count(*) FROM (SELECT d.a, d.b FROM pr_direct d WHERE d.radius = r
                               EXCEPT SELECT * FROM pr_pack_pairs(r, m, groups, targets)) x) AS missing,
        (SELECT count(*) FROM (SELECT * FROM pr_pack_pairs(r, m, groups, targets)
-                              EXCEPT ALL SELECT a.id, b.id FROM pr a JOIN pr b ON a.id < b.id AND a.fp <~> b.fp <= r) x) AS extra
+                              EXCEPT ALL SELECT d.a, d.b FROM pr_direct d WHERE d.radius = r) x) AS extra
 FROM (VALUES (0, 1, 1, 1), (3, 4, 1, 1), (3, 4, 7, 5), (3, 4, 50, 64), (3, 5, 7, 5), (7, 8, 50, 64), (7, 10, 7, 5)) v(r, m, groups, targets);
 -- a row's partners: a result row per target where the row has a pair
 -- (here 3's pairs with 4 and 5 are found in different targets), the
@@ -229,8 +239,8 @@ SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, '00000000
 SELECT count(*) FROM simhash_pack_partners((SELECT simhash_key_pack(g, '0000000000000000', 0, 1, 1) FROM generate_series(1, 100) g), 0, 1);
 RESET maintenance_work_mem;
 DROP FUNCTION pr_pack_pairs(int, int, int, int);
-DROP FUNCTION pr_partner_pairs(int, int);
-DROP TABLE pr, pr_keys;
+DROP FUNCTION pr_partner_pairs(int, int), pr_direct_pairs();
+DROP TABLE pr, pr_keys, pr_direct;
 
 -- simhash_pair_groups: groups from a pair list, with the window functions'
 -- rules (ids taken in ascending order). On 3,000 rows with near-copies and
