@@ -137,9 +137,9 @@ ALTER FUNCTION @extschema@.btcmp_distance_distance(@extschema@.simhash_distance,
 
 -- ---------------------------------------------------------------------------
 -- Dropped: simhash_key_partners (simhash_key_pack with simhash_pack_partners
--- finds the same pairs, examples/dedup_pairs.sql). No CASCADE: a view or
--- function of the database's own that calls it stops the update, and says
--- which.
+-- finds the same pairs, examples/dedup_pairs.sql). No CASCADE: a view (or a
+-- BEGIN ATOMIC function) of the database's own that calls it stops the
+-- update, and the error says which.
 -- ---------------------------------------------------------------------------
 
 DROP FUNCTION @extschema@.simhash_key_partners(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4,

@@ -30,7 +30,7 @@
 #   key join    cb_lkeys (block, key, id, fp) from simhash_blocks(fp, 3, 5) (10 keys per row;
 #               INSERT and VACUUM ANALYZE timed apart), then the pigeonhole self-join
 #                 ON a.key = b.key AND a.block = b.block AND a.id < b.id
-#                 WHERE hamming(a.fp, b.fp) <= 3 AND simhash_first_shared_block(a.fp, b.fp, 3, 5) = a.block
+#                 WHERE simhash_hamming(a.fp, b.fp) <= 3 AND simhash_first_shared_block(a.fp, b.fp, 3, 5) = a.block
 #               with max_parallel_workers_per_gather = 0, and again with 2 (parallel hash join).
 # Distributed (on the coordinator; the tasks run on the workers):
 #   load        cb_docs (id, fp) distributed by id, 8 shards: INSERT INTO cb_docs SELECT FROM
@@ -271,7 +271,7 @@ plan() {	# name "pre" statement: EXPLAIN (COSTS OFF) into $RES
 }
 
 LOCAL_SET="SET max_parallel_workers_per_gather = 0; SET jit = off; SET maintenance_work_mem = '2GB'; SET work_mem = '64MB';"
-JOIN_COND="ON a.key = b.key AND a.block = b.block AND a.id < b.id WHERE hamming(a.fp, b.fp) <= $K AND simhash_first_shared_block(a.fp, b.fp, $K, $M) = a.block"
+JOIN_COND="ON a.key = b.key AND a.block = b.block AND a.id < b.id WHERE simhash_hamming(a.fp, b.fp) <= $K AND simhash_first_shared_block(a.fp, b.fp, $K, $M) = a.block"
 group_sql() { echo "SELECT 'res', count(*) FILTER (WHERE c = id), count(*) FILTER (WHERE c <> id) FROM (SELECT id, $1(id, fp, $K) OVER (ORDER BY id) AS c FROM cb_local) s;"; }
 
 # ---------------------------------------------------------------------------
@@ -791,7 +791,7 @@ if OLD:
     for p in sorted(per, key=lambda p: (p["port"], p["shard"] or 0)):
         print(f"{p['port']:8s} {str(p['shard']):>8s} | {p['keys']:>12,} | {p['cand']:>12,} | {p['pairs']:>11,} | {p['ms'] / 1000:>7.2f}")
     print(f"  candidates = (Hash Join rows out + Rows Removed by Join Filter - key rows) / 2: the (a, b), a.id < b.id,")
-    print(f"  sharing (block, key), each given hamming() (and first_shared_block when within {K}). EXPLAIN ANALYZE")
+    print(f"  sharing (block, key), each given simhash_hamming() (and first_shared_block when within {K}). EXPLAIN ANALYZE")
     print(f"  with TIMING OFF; task s = the task's Execution Time on its worker."
           + (f" Whole statement: {total_ms / 1000:.1f} s." if total_ms else ""))
     print()
