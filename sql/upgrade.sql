@@ -1,7 +1,8 @@
 -- upgrade: ALTER EXTENSION simhash UPDATE from 0.1.0 to 0.2.0 on a database holding
 -- version-1 fingerprints in a generated column, a simhash index and an expression index,
--- then to the default version; and every update path ends in the catalog a fresh install
--- (the default version's one script) makes. It drops the extension other suites may have
+-- then to 0.3.0 and to 0.4.0 (the renamed functions, with a view, a constraint and an index
+-- built on the old names); and every update path ends in the catalog a fresh install (the
+-- default version's one script) makes. It drops the extension other suites may have
 -- created and leaves the default version installed.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS simhash CASCADE;
