@@ -53,7 +53,8 @@
 #               simhash_pair_groups over them. The pairs must equal cb_pairs (when measured),
 #               the groups simhash_leader's. Per shard task of the partner search: EXPLAIN
 #               ANALYZE of a count(*) over it, one task at a time per worker, as for the join below.
-#               (BENCH_KEY_PARTNERS=0 leaves keys4 .. groups4 out.)
+#               (Only with BENCH_KEY_PARTNERS=1, on a cluster whose extension is at 0.3.0:
+#               0.4.0 dropped simhash_key_partners; the default, 0, leaves keys4 .. groups4 out.)
 #   reps        the method examples/dedup_pairs.sql uses: cb_reps (bucket, id, fp) distributed by
 #               bucket = hashint8(fp) & (NB - 1), NB the script's bucket count (a power of two,
 #               at least 256 and ROWS / 20,000)
@@ -121,7 +122,7 @@ PORT0=${BENCH_PORT:-55460}
 PORTS=("$PORT0" $((PORT0 + 1)) $((PORT0 + 2)))
 KEEP=${BENCH_KEEP:-0}
 OLD=${BENCH_KEY_JOIN:-0}
-PARTNERS=${BENCH_KEY_PARTNERS:-1}
+PARTNERS=${BENCH_KEY_PARTNERS:-0}	# 1 needs extension 0.3.0 (simhash_key_partners, dropped in 0.4.0)
 NOTE=${BENCH_NOTE:-}
 K=3
 M=5
