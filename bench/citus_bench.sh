@@ -30,7 +30,7 @@
 #   key join    cb_lkeys (block, key, id, fp) from simhash_blocks(fp, 3, 5) (10 keys per row;
 #               INSERT and VACUUM ANALYZE timed apart), then the pigeonhole self-join
 #                 ON a.key = b.key AND a.block = b.block AND a.id < b.id
-#                 WHERE hamming(a.fp, b.fp) <= 3 AND simhash_first_shared_block(a.fp, b.fp, 3, 5) = a.block
+#                 WHERE simhash_hamming(a.fp, b.fp) <= 3 AND simhash_first_shared_block(a.fp, b.fp, 3, 5) = a.block
 #               with max_parallel_workers_per_gather = 0, and again with 2 (parallel hash join).
 # Distributed (on the coordinator; the tasks run on the workers):
 #   load        cb_docs (id, fp) distributed by id, 8 shards: INSERT INTO cb_docs SELECT FROM
@@ -53,7 +53,8 @@
 #               simhash_pair_groups over them. The pairs must equal cb_pairs (when measured),
 #               the groups simhash_leader's. Per shard task of the partner search: EXPLAIN
 #               ANALYZE of a count(*) over it, one task at a time per worker, as for the join below.
-#               (BENCH_KEY_PARTNERS=0 leaves keys4 .. groups4 out.)
+#               (Only with BENCH_KEY_PARTNERS=1, on a cluster whose extension is at 0.3.0:
+#               0.4.0 dropped simhash_key_partners; the default, 0, leaves keys4 .. groups4 out.)
 #   reps        the method examples/dedup_pairs.sql uses: cb_reps (bucket, id, fp) distributed by
 #               bucket = hashint8(fp) & (NB - 1), NB the script's bucket count (a power of two,
 #               at least 256 and ROWS / 20,000)
@@ -121,7 +122,7 @@ PORT0=${BENCH_PORT:-55460}
 PORTS=("$PORT0" $((PORT0 + 1)) $((PORT0 + 2)))
 KEEP=${BENCH_KEEP:-0}
 OLD=${BENCH_KEY_JOIN:-0}
-PARTNERS=${BENCH_KEY_PARTNERS:-1}
+PARTNERS=${BENCH_KEY_PARTNERS:-0}	# 1 needs extension 0.3.0 (simhash_key_partners, dropped in 0.4.0)
 NOTE=${BENCH_NOTE:-}
 K=3
 M=5
@@ -271,7 +272,7 @@ plan() {	# name "pre" statement: EXPLAIN (COSTS OFF) into $RES
 }
 
 LOCAL_SET="SET max_parallel_workers_per_gather = 0; SET jit = off; SET maintenance_work_mem = '2GB'; SET work_mem = '64MB';"
-JOIN_COND="ON a.key = b.key AND a.block = b.block AND a.id < b.id WHERE hamming(a.fp, b.fp) <= $K AND simhash_first_shared_block(a.fp, b.fp, $K, $M) = a.block"
+JOIN_COND="ON a.key = b.key AND a.block = b.block AND a.id < b.id WHERE simhash_hamming(a.fp, b.fp) <= $K AND simhash_first_shared_block(a.fp, b.fp, $K, $M) = a.block"
 group_sql() { echo "SELECT 'res', count(*) FILTER (WHERE c = id), count(*) FILTER (WHERE c <> id) FROM (SELECT id, $1(id, fp, $K) OVER (ORDER BY id) AS c FROM cb_local) s;"; }
 
 # ---------------------------------------------------------------------------
@@ -791,7 +792,7 @@ if OLD:
     for p in sorted(per, key=lambda p: (p["port"], p["shard"] or 0)):
         print(f"{p['port']:8s} {str(p['shard']):>8s} | {p['keys']:>12,} | {p['cand']:>12,} | {p['pairs']:>11,} | {p['ms'] / 1000:>7.2f}")
     print(f"  candidates = (Hash Join rows out + Rows Removed by Join Filter - key rows) / 2: the (a, b), a.id < b.id,")
-    print(f"  sharing (block, key), each given hamming() (and first_shared_block when within {K}). EXPLAIN ANALYZE")
+    print(f"  sharing (block, key), each given simhash_hamming() (and first_shared_block when within {K}). EXPLAIN ANALYZE")
     print(f"  with TIMING OFF; task s = the task's Execution Time on its worker."
           + (f" Whole statement: {total_ms / 1000:.1f} s." if total_ms else ""))
     print()

@@ -52,7 +52,7 @@
 #              join, and the time is scaled LINEARLY by ROWS / B (marked "scaled" when B < ROWS).
 #   seqscan    the self-join on the first S = min(ROWS, BENCH_SEQ_ROWS) (default 100k) rows,
 #              WHERE a.id <= S AND b.id <= S, index and bitmap scans off: a Nested Loop over a
-#              Materialize that evaluates hamming_within() in C for all S^2 (a, b); its time is
+#              Materialize that evaluates simhash_hamming_within() in C for all S^2 (a, b); its time is
 #              scaled QUADRATICALLY by (ROWS / S)^2 (marked "scaled" when S < ROWS).
 # Ratios ("x faster") are the (scaled) baseline's time over the variant's time, statement
 # against statement: index builds are NOT included on either side (they are shown apart).

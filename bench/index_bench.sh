@@ -38,7 +38,7 @@
 #   GIN             one index on ARRAY[0*65536 + b0, 1*65536 + b1, 2*65536 + b2, 3*65536 + b3]
 #                   (int4[], default array_ops): WHERE keys && ARRAY[the 4 (r <= 3) or 68
 #                   (r <= 7) probe keys] AND fp <~> q <= r
-#   seq scan        the simhash query with index and bitmap scans disabled: hamming_within()
+#   seq scan        the simhash query with index and bitmap scans disabled: simhash_hamming_within()
 #                   in C on every row. It is slow, so only the first BENCH_SEQ_QUERIES
 #                   queries are run (default: all of them up to 2M rows, else 20)
 # Each variant runs in a transaction that drops the other variants' indexes (and rolls back),

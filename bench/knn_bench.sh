@@ -2,7 +2,7 @@
 # knn_bench.sh: exact nearest-neighbour search with the simhash index, ORDER BY fp <-> q
 # LIMIT k, against the sequential scan with top-N sort that answers the same query without
 # it; and insert throughput under the near-duplicate constraint
-# EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&) against a plain simhash index and no
+# EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&) against a plain simhash index and no
 # index. Everything is measured in one run on the same data and the same server.
 #
 # Usage:
@@ -56,7 +56,7 @@
 # table (BENCH_INSERT_BASE rows, the same rows as the uniform data set at that size):
 #   none        no index
 #   plain       CREATE INDEX ... USING simhash (fp)
-#   constraint  ALTER TABLE ... ADD CONSTRAINT ... EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&)
+#   constraint  ALTER TABLE ... ADD CONSTRAINT ... EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&)
 # each VACUUM ANALYZE'd, then BENCH_INSERT_ROWS new uniform rows (pre-generated in a table
 # of their own, setseed(0.875), the same rows for all three) are added by
 #   INSERT INTO t SELECT id, fp FROM knb_new WHERE id BETWEEN a AND b ON CONFLICT DO NOTHING
@@ -451,7 +451,7 @@ ALTER TABLE knb_new ADD PRIMARY KEY (id);
 SQL
 	out=$(timed_build knb_ins_plain_fp "CREATE INDEX knb_ins_plain_fp ON knb_ins_plain USING simhash (fp)")
 	printf 'insbuild\tplain\t%s\n' "$out" >>"$RES"
-	out=$(timed_build knb_ins_constraint_nodup "ALTER TABLE knb_ins_constraint ADD CONSTRAINT knb_ins_constraint_nodup EXCLUDE USING simhash ($S.hamming_ball(fp, 3) WITH OPERATOR($S.&&))")
+	out=$(timed_build knb_ins_constraint_nodup "ALTER TABLE knb_ins_constraint ADD CONSTRAINT knb_ins_constraint_nodup EXCLUDE USING simhash ($S.simhash_ball(fp, 3) WITH OPERATOR($S.&&))")
 	printf 'insbuild\tconstraint\t%s\n' "$out" >>"$RES"
 	psql_b -c "VACUUM ANALYZE knb_ins_none, knb_ins_plain, knb_ins_constraint, knb_new" >/dev/null
 	[ "$PREWARM" = 0 ] || psql_t -c "SELECT sum(pg_prewarm(c)) FROM unnest(ARRAY['knb_ins_none', 'knb_ins_plain', 'knb_ins_plain_fp', 'knb_ins_constraint', 'knb_ins_constraint_nodup', 'knb_new']::regclass[]) c" >/dev/null
@@ -689,7 +689,7 @@ def print_inserts():
     print("-" * len(hdr))
     c = rates.get("constraint")
     for v, name in (("none", "no index"), ("plain", "simhash index (fp)"),
-                    ("constraint", "EXCLUDE (hamming_ball(fp, 3) WITH &&)")):
+                    ("constraint", "EXCLUDE (simhash_ball(fp, 3) WITH &&)")):
         if v not in rates:
             continue
         r = rates[v]
@@ -739,7 +739,7 @@ def summary():
         print(f"inserts, {sum(r[0] for r in rates.values()) // max(len(rates), 1):,} rows into {int(env['BENCH_INS_BASE']):,} uniform rows, "
               f"INSERT ... SELECT {int(env['BENCH_INS_BATCH']):,} rows per statement:")
         c = rates.get("constraint")
-        for v, name in (("none", "no index"), ("plain", "simhash index"), ("constraint", "EXCLUDE ... hamming_ball(fp, 3) WITH &&")):
+        for v, name in (("none", "no index"), ("plain", "simhash index"), ("constraint", "EXCLUDE ... simhash_ball(fp, 3) WITH &&")):
             if v in rates:
                 extra = ""
                 if v == "constraint":

@@ -167,7 +167,7 @@ BEGIN
     -- the decision: every row within the radius of its kept row, to be acted on
     EXECUTE format(
       'CREATE TEMP TABLE simhash_dedup_decided ON COMMIT DROP AS
-         SELECT g.id, g.rep AS keep_id, %1$I.hamming(g.fp, r.fp) AS bits, NULL::float8 AS jaccard, true AS acted
+         SELECT g.id, g.rep AS keep_id, %1$I.simhash_hamming(g.fp, r.fp) AS bits, NULL::float8 AS jaccard, true AS acted
          FROM pg_temp.simhash_dedup_groups g JOIN pg_temp.simhash_dedup_groups r ON r.id = g.rep
          WHERE g.rep <> g.id', ext_schema);
   END IF;

@@ -358,7 +358,7 @@ BEGIN
   -- 5. every row that is not kept, with its kept row: the rows of a
   -- fingerprint follow the row standing for it
   EXECUTE format('INSERT INTO %s
-                  SELECT r.id, coalesce(g.keep_id, p.id), %s.hamming(r.fp, coalesce(g.keep_fp, p.fp))
+                  SELECT r.id, coalesce(g.keep_id, p.id), %s.simhash_hamming(r.fp, coalesce(g.keep_fp, p.fp))
                   FROM %s r JOIN %s p USING (bucket, fpkey) LEFT JOIN %s g USING (bucket, fpkey)
                   WHERE coalesce(g.keep_id, p.id) <> r.id',
                  w_drop, ext, w_rows, w_reps, w_groups);

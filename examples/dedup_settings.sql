@@ -180,11 +180,11 @@ BEGIN
      WITH g AS (SELECT id, fp, (m).keep_id AS keep_id, (m).jaccard AS jaccard, (m).near_id AS near_id,
                        (m).near_jaccard AS near_jaccard
                 FROM pg_temp.simhash_dedup_members WHERE (m).keep_id IS NOT NULL)
-     SELECT g.id, g.keep_id, %1$s.hamming(g.fp, k.fp) AS bits, g.jaccard, true AS acted
+     SELECT g.id, g.keep_id, %1$s.simhash_hamming(g.fp, k.fp) AS bits, g.jaccard, true AS acted
        FROM g JOIN g k ON k.id = g.keep_id
       WHERE g.keep_id <> g.id
      UNION ALL
-     SELECT g.id, c.keep_id, %1$s.hamming(g.fp, c.fp), g.near_jaccard, false
+     SELECT g.id, c.keep_id, %1$s.simhash_hamming(g.fp, c.fp), g.near_jaccard, false
        FROM g JOIN g c ON c.id = g.near_id
       WHERE g.keep_id = g.id AND NOT EXISTS (SELECT 1 FROM g x WHERE x.keep_id = g.id AND x.id <> g.id)',
     ext);

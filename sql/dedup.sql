@@ -24,7 +24,7 @@ BEGIN
     SELECT d.id, d.ord AS lab FROM dd d WHERE d.fp IS NOT NULL;
   CREATE TEMP TABLE ref_edge ON COMMIT DROP AS
     SELECT a.id AS x, b.id AS y FROM dd a JOIN dd b
-      ON a.id <> b.id AND hamming(a.fp, b.fp) <= k;
+      ON a.id <> b.id AND simhash_hamming(a.fp, b.fp) <= k;
   LOOP
     UPDATE ref_lab l SET lab = m.lab
     FROM (SELECT e.x, min(o.lab) AS lab FROM ref_edge e JOIN ref_lab o ON o.id = e.y
@@ -50,7 +50,7 @@ BEGIN
     IF r.fp IS NULL THEN
       rep := NULL;
     ELSE
-      SELECT x.id INTO l FROM ref_lead x WHERE hamming(x.fp, r.fp) <= k ORDER BY x.ord LIMIT 1;
+      SELECT x.id INTO l FROM ref_lead x WHERE simhash_hamming(x.fp, r.fp) <= k ORDER BY x.ord LIMIT 1;
       IF l IS NULL THEN
         INSERT INTO ref_lead VALUES (r.ord, r.id, r.fp);
         l := r.id;
@@ -138,7 +138,7 @@ CREATE TABLE dd_chain (id bigint PRIMARY KEY, fp simhash);
 INSERT INTO dd_chain
   SELECT c * 100 + i, (('x' || md5(c::text))::bit(64)::bigint # ((1::bigint << (2 * i)) - 1))::simhash
   FROM generate_series(0, 2) c, generate_series(0, 12) i;
-SELECT hamming(a.fp, b.fp) AS first_to_last FROM dd_chain a, dd_chain b WHERE a.id = 0 AND b.id = 12;
+SELECT simhash_hamming(a.fp, b.fp) AS first_to_last FROM dd_chain a, dd_chain b WHERE a.id = 0 AND b.id = 12;
 SELECT id, simhash_component(id, fp, 3) OVER (ORDER BY id) AS component,
        simhash_leader(id, fp, 3) OVER (ORDER BY id) AS leader,
        simhash_leader(id, fp, 3) OVER (ORDER BY id DESC) AS leader_desc

@@ -107,7 +107,7 @@ CREATE SCHEMA "Pairs ""Q"";";
 CREATE TABLE "Pairs ""Q"";"."Docs; --" ("Id ""x""" bigint, "F'p" simhash, "Bo dy" text);
 INSERT INTO "Pairs ""Q"";"."Docs; --" SELECT id, fp, body FROM dp;
 CREATE SCHEMA trap;
-CREATE FUNCTION trap.hamming(simhash, simhash) RETURNS int LANGUAGE sql AS $$ SELECT 99 $$;
+CREATE FUNCTION trap.simhash_hamming(simhash, simhash) RETURNS int LANGUAGE sql AS $$ SELECT 99 $$;
 CREATE FUNCTION trap.simhash_blocks(simhash, int, int, OUT block int, OUT key bigint) RETURNS SETOF record
   LANGUAGE sql AS $$ SELECT 0, 0::bigint $$;
 SET search_path = trap, public;

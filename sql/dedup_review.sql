@@ -252,7 +252,7 @@ ALTER TABLE qs_docs DROP COLUMN lang;
 \ir examples/dedup_restore.sql
 SELECT count(*) AS archived FROM qs_docs_dedup_archive;
 \echo restoring into a table whose near-duplicate constraint forbids the rows: a hint, nothing restored
-ALTER TABLE qs_docs ADD CONSTRAINT qs_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
+ALTER TABLE qs_docs ADD CONSTRAINT qs_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&);
 \set restore all
 \ir examples/dedup_restore.sql
 SELECT count(*) AS archived FROM qs_docs_dedup_archive;

@@ -36,7 +36,7 @@ SELECT 2000 + g, NULL, 'no fingerprint' FROM generate_series(1, 5) g;
 CREATE SCHEMA trap;
 CREATE FUNCTION trap.simhash_leader(bigint, simhash, int) RETURNS bigint
   LANGUAGE sql WINDOW AS $$ SELECT 0::bigint $$;
-CREATE FUNCTION trap.hamming(simhash, simhash) RETURNS int
+CREATE FUNCTION trap.simhash_hamming(simhash, simhash) RETURNS int
   LANGUAGE sql AS $$ SELECT 99 $$;
 SET search_path = trap, public;
 
@@ -70,7 +70,7 @@ SELECT count(*) FROM "Dedup ""Q"";"."Docs; DROP TABLE victim; --" WHERE "F'p; x"
 SELECT count(*) AS close_pairs
 FROM "Dedup ""Q"";"."Docs; DROP TABLE victim; --" a
 JOIN "Dedup ""Q"";"."Docs; DROP TABLE victim; --" b
-  ON a."Id ""x""" < b."Id ""x""" AND public.hamming(a."F'p; x", b."F'p; x") <= 3;
+  ON a."Id ""x""" < b."Id ""x""" AND public.simhash_hamming(a."F'p; x", b."F'p; x") <= 3;
 -- the hostile name did nothing
 SELECT count(*) FROM public.victim;
 

@@ -83,7 +83,7 @@ BEGIN
   CREATE TEMP TABLE vd_lead (id bigint, ord int, fp simhash, body text, keep_id bigint) ON COMMIT DROP;
   FOR r IN SELECT * FROM vd WHERE fp IS NOT NULL ORDER BY ord, id LOOP
     SELECT x.id INTO l FROM vd_lead x
-     WHERE x.keep_id = x.id AND hamming(x.fp, r.fp) <= k AND vd_pass(x.body, r.body, thr)
+     WHERE x.keep_id = x.id AND simhash_hamming(x.fp, r.fp) <= k AND vd_pass(x.body, r.body, thr)
      ORDER BY x.ord, x.id LIMIT 1;
     INSERT INTO vd_lead VALUES (r.id, r.ord, r.fp, r.body, coalesce(l, r.id));
   END LOOP;
@@ -99,7 +99,7 @@ BEGIN
   ALTER TABLE vd_lab ADD COLUMN lab bigint;
   UPDATE vd_lab SET lab = rn;
   CREATE TEMP TABLE vd_edge ON COMMIT DROP AS
-    SELECT a.id AS x, b.id AS y FROM vd a JOIN vd b ON a.id <> b.id AND hamming(a.fp, b.fp) <= k
+    SELECT a.id AS x, b.id AS y FROM vd a JOIN vd b ON a.id <> b.id AND simhash_hamming(a.fp, b.fp) <= k
      WHERE vd_pass(a.body, b.body, thr);
   LOOP
     UPDATE vd_lab l SET lab = m.lab
@@ -152,14 +152,14 @@ SELECT count(*) FILTER (WHERE l.keep_id <> l.id) AS members,
                         AND l.jaccard IS DISTINCT FROM CASE WHEN simhash_jaccard(a.body, a.body, 'words', 5) IS NOT NULL THEN 1 END)
          AS wrong_copy_jaccard,
        count(*) FILTER (WHERE l.near_id IS NOT NULL) AS with_near,
-       count(*) FILTER (WHERE l.near_id IS NOT NULL AND (l.keep_id <> l.id OR hamming(a.fp, n.fp) > 12
+       count(*) FILTER (WHERE l.near_id IS NOT NULL AND (l.keep_id <> l.id OR simhash_hamming(a.fp, n.fp) > 12
                         OR vd_pass(a.body, n.body, 0.8)
                         OR l.near_jaccard IS DISTINCT FROM simhash_jaccard(a.body, n.body, 'words', 5))) AS wrong_near
 FROM vd_l l JOIN vd a ON a.id = l.id LEFT JOIN vd k ON k.id = l.keep_id LEFT JOIN vd n ON n.id = l.near_id;
 -- near_id is the most similar of the rejected leaders
 SELECT count(*) AS rows_with_a_more_similar_rejected_leader
 FROM vd_l l JOIN vd a ON a.id = l.id JOIN vd_l o ON o.keep_id = o.id AND o.id <> l.id JOIN vd b ON b.id = o.id
-WHERE l.near_id IS NOT NULL AND l.keep_id = l.id AND hamming(a.fp, b.fp) <= 12 AND b.ord < a.ord
+WHERE l.near_id IS NOT NULL AND l.keep_id = l.id AND simhash_hamming(a.fp, b.fp) <= 12 AND b.ord < a.ord
   AND simhash_jaccard(a.body, b.body, 'words', 5) > coalesce(l.near_jaccard, -1);
 
 -- what a removal leaves, with both methods: no two kept rows form an
@@ -171,7 +171,7 @@ CREATE TEMP TABLE vd_kept AS
   SELECT 'component', v.* FROM vd v JOIN vd_groups(12, 0.8, 'component') g USING (id) WHERE g.keep_id = g.id;
 SELECT a.method, count(*) AS accepted_pairs_left,
        count(*) FILTER (WHERE a.body = b.body) AS equal_texts_left
-FROM vd_kept a JOIN vd_kept b ON a.method = b.method AND a.id < b.id AND hamming(a.fp, b.fp) <= 12
+FROM vd_kept a JOIN vd_kept b ON a.method = b.method AND a.id < b.id AND simhash_hamming(a.fp, b.fp) <= 12
 WHERE vd_pass(a.body, b.body, 0.8)
 GROUP BY a.method ORDER BY 1;
 SELECT method, count(*) AS kept, count(*) FILTER (WHERE (m).keep_id <> id) AS grouped_again

@@ -1,6 +1,6 @@
 --
 -- distance: Hamming distance. <~> (returning the simhash_distance domain),
--- <-> (plain int4), hamming_distance(), hamming() and hamming_within().
+-- <-> (plain int4), simhash_hamming_distance(), simhash_hamming() and simhash_hamming_within().
 --
 -- quietly: an earlier suite in the same database may have created it
 SET client_min_messages = warning;
@@ -12,8 +12,8 @@ RESET client_min_messages;
 -- Known distances: all four spellings agree, commute, and equal the number of
 -- one bits of the XOR.
 --
-SELECT a, b, a <~> b AS "<~>", a <-> b AS "<->", hamming_distance(a, b) AS hamming_distance,
-       hamming(a, b) AS hamming, b <~> a AS commuted, bit_count(a # b) AS xor_bits
+SELECT a, b, a <~> b AS "<~>", a <-> b AS "<->", simhash_hamming_distance(a, b) AS simhash_hamming_distance,
+       simhash_hamming(a, b) AS hamming, b <~> a AS commuted, simhash_bit_count(a # b) AS xor_bits
 FROM (VALUES ('0000000000000000'::simhash, '0000000000000000'::simhash),
              ('0123456789abcdef', '0123456789abcdef'),
              ('0000000000000000', '0000000000000001'),
@@ -35,10 +35,10 @@ INSERT INTO sh_dist_pairs VALUES
     (303, 'aaaaaaaaaaaaaaaa', '5555555555555555');
 SELECT count(*) AS n,
        bool_and(a <~> b = a <-> b) AS same_as_int4_operator,
-       bool_and(a <~> b = hamming_distance(a, b)) AS same_as_function,
-       bool_and(a <-> b = hamming(a, b)) AS same_as_int4_function,
+       bool_and(a <~> b = simhash_hamming_distance(a, b)) AS same_as_function,
+       bool_and(a <-> b = simhash_hamming(a, b)) AS same_as_int4_function,
        bool_and(a <~> b = b <~> a AND a <-> b = b <-> a) AS commutes,
-       bool_and(a <~> b = bit_count(a # b)) AS counts_xor_bits,
+       bool_and(a <~> b = simhash_bit_count(a # b)) AS counts_xor_bits,
        bool_and(a <~> a = 0) AS zero_to_itself,
        bool_and(a <~> ~ a = 64) AS all_to_complement,
        min(a <~> b), max(a <~> b)
@@ -49,10 +49,10 @@ FROM sh_dist_pairs;
 -- int4. The domain behaves as an int4 in expressions.
 --
 SELECT pg_typeof('0000000000000000'::simhash <~> 'ffffffffffffffff') AS "<~>",
-       pg_typeof(hamming_distance('0000000000000000', 'ffffffffffffffff')) AS hamming_distance,
+       pg_typeof(simhash_hamming_distance('0000000000000000', 'ffffffffffffffff')) AS simhash_hamming_distance,
        pg_typeof('0000000000000000'::simhash <-> 'ffffffffffffffff') AS "<->",
-       pg_typeof(hamming('0000000000000000', 'ffffffffffffffff')) AS hamming,
-       pg_typeof(hamming_within('0000000000000000', 'ffffffffffffffff', 3)) AS hamming_within;
+       pg_typeof(simhash_hamming('0000000000000000', 'ffffffffffffffff')) AS hamming,
+       pg_typeof(simhash_hamming_within('0000000000000000', 'ffffffffffffffff', 3)) AS simhash_hamming_within;
 -- clients see int4 for both (the row description carries the domain's base type)
 SELECT '0000000000000000'::simhash <~> 'ffffffffffffffff' AS "<~>",
        '0000000000000000'::simhash <-> 'ffffffffffffffff' AS "<->" \gdesc
@@ -74,8 +74,8 @@ SELECT coalesce(NULL::simhash <~> '0000000000000000', 99) AS coalesce_null,
        pg_typeof(coalesce(NULL::simhash <~> '0000000000000000', 99)) AS coalesce_type;
 
 -- aggregates and GROUP BY on the distance
-SELECT sum(a <~> b) = sum(bit_count(a # b)) AS sum_matches, pg_typeof(sum(a <~> b)) AS sum_type,
-       avg(a <~> b) = avg(bit_count(a # b)) AS avg_matches,
+SELECT sum(a <~> b) = sum(simhash_bit_count(a # b)) AS sum_matches, pg_typeof(sum(a <~> b)) AS sum_type,
+       avg(a <~> b) = avg(simhash_bit_count(a # b)) AS avg_matches,
        max(a <~> b) AS max, min(a <~> b) AS min
 FROM sh_dist_pairs;
 SELECT a <~> b AS d, count(*)
@@ -96,20 +96,20 @@ FROM (VALUES ('0000000000000000'::simhash, 'ffffffffffffffff'::simhash),
              ('0000000000000000', '0000000000000001')) AS t(a, b);
 
 --
--- hamming_within(a, b, r) is "distance <= r": a negative radius matches
+-- simhash_hamming_within(a, b, r) is "distance <= r": a negative radius matches
 -- nothing, 64 and more match everything.
 --
-SELECT a <~> b AS d, r, hamming_within(a, b, r) AS within, (a <~> b)::int4 <= r AS expected
+SELECT a <~> b AS d, r, simhash_hamming_within(a, b, r) AS within, (a <~> b)::int4 <= r AS expected
 FROM (VALUES ('0123456789abcdef'::simhash, '0123456789abcdef'::simhash),
              ('0000000000000000', '7fffffffffffffff'),
              ('0000000000000000', 'ffffffffffffffff')) AS t(a, b),
      (VALUES (-2147483648), (-1), (0), (1), (62), (63), (64), (1000), (2147483647)) AS r(r)
 ORDER BY d, r;
-SELECT count(*) AS checked, bool_and(hamming_within(a, b, r) = (a <~> b <= r)) AS all_agree
+SELECT count(*) AS checked, bool_and(simhash_hamming_within(a, b, r) = (a <~> b <= r)) AS all_agree
 FROM sh_dist_pairs, generate_series(-2, 66) r;
 
 -- the clamps the planner rewrite uses for non-constant bounds: -1..64
-SELECT b, hamming_radius_le(b) AS le, hamming_radius_lt(b) AS lt
+SELECT b, simhash_hamming_radius_le(b) AS le, simhash_hamming_radius_lt(b) AS lt
 FROM (VALUES (-9223372036854775808), (-2), (-1), (0), (1), (3), (63), (64), (65), (66),
              (2147483648), (9223372036854775807)) AS t(b)
 ORDER BY b;
@@ -175,10 +175,10 @@ DROP TABLE sh_dist_grid;
 SELECT NULL::simhash <~> '0000000000000000' AS "null <~>",
        '0000000000000000'::simhash <~> NULL AS "<~> null",
        NULL::simhash <-> '0000000000000000' AS "null <->",
-       hamming_distance(NULL, '0000000000000000') AS hamming_distance,
-       hamming(NULL, NULL) AS hamming,
-       hamming_within(NULL, '0000000000000000', 3) AS within_null_fp,
-       hamming_within('0000000000000000', '0000000000000000', NULL) AS within_null_radius,
+       simhash_hamming_distance(NULL, '0000000000000000') AS simhash_hamming_distance,
+       simhash_hamming(NULL, NULL) AS hamming,
+       simhash_hamming_within(NULL, '0000000000000000', 3) AS within_null_fp,
+       simhash_hamming_within('0000000000000000', '0000000000000000', NULL) AS within_null_radius,
        (NULL::simhash <~> '0000000000000000') <= 3 AS null_le;
 
 --

@@ -1,6 +1,6 @@
 --
 -- exclude: a constraint that keeps near-duplicates out.
--- EXCLUDE USING simhash (hamming_ball(fp, r) WITH &&): no two rows whose
+-- EXCLUDE USING simhash (simhash_ball(fp, r) WITH &&): no two rows whose
 -- fingerprints are within r bits. a && b holds when each ball contains the
 -- other's centre; with both radii r that is "within r bits".
 --
@@ -11,19 +11,19 @@ RESET client_min_messages;
 
 -- the operator: symmetric, the smaller radius counts, NULL is NULL
 SELECT a, b, a && b AS near, b && a AS commuted
-FROM (VALUES (hamming_ball('0000000000000000', 3), hamming_ball('0000000000000007', 3)),
-             (hamming_ball('0000000000000000', 3), hamming_ball('000000000000000f', 3)),
-             (hamming_ball('0000000000000000', 4), hamming_ball('000000000000000f', 3)),
-             (hamming_ball('0000000000000000', 4), hamming_ball('000000000000000f', 4)),
-             (hamming_ball('0123456789abcdef', 0), hamming_ball('0123456789abcdef', 0)),
-             (hamming_ball('0123456789abcdef', 0), NULL)) v(a, b);
+FROM (VALUES (simhash_ball('0000000000000000', 3), simhash_ball('0000000000000007', 3)),
+             (simhash_ball('0000000000000000', 3), simhash_ball('000000000000000f', 3)),
+             (simhash_ball('0000000000000000', 4), simhash_ball('000000000000000f', 3)),
+             (simhash_ball('0000000000000000', 4), simhash_ball('000000000000000f', 4)),
+             (simhash_ball('0123456789abcdef', 0), simhash_ball('0123456789abcdef', 0)),
+             (simhash_ball('0123456789abcdef', 0), NULL)) v(a, b);
 SELECT oprname, oprcom::regoperator, oprcode FROM pg_operator
 WHERE oprname = '&&' AND oprleft = 'hamming_ball'::regtype;
 SELECT opcname, opcintype::regtype, opcdefault, amvalidate(oid) FROM pg_opclass
 WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash') ORDER BY opcname;
 
 CREATE TABLE ex (id int PRIMARY KEY, fp simhash) WITH (autovacuum_enabled = false);
-ALTER TABLE ex ADD CONSTRAINT ex_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
+ALTER TABLE ex ADD CONSTRAINT ex_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&);
 \d ex
 INSERT INTO ex VALUES (1, '0123456789abcdef');
 -- 3 bits away: a near-duplicate, refused with SQLSTATE 23P01 naming both keys
@@ -56,12 +56,12 @@ RESET enable_indexscan;
 RESET enable_bitmapscan;
 -- the constraint's index answers && as a sequential scan does
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE hamming_ball(fp, 3) && hamming_ball('0123456789abcdef', 8);
-SELECT array_agg(id ORDER BY id) FROM ex WHERE hamming_ball(fp, 3) && hamming_ball('0123456789abcdef', 8);
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE simhash_ball(fp, 3) && simhash_ball('0123456789abcdef', 8);
+SELECT array_agg(id ORDER BY id) FROM ex WHERE simhash_ball(fp, 3) && simhash_ball('0123456789abcdef', 8);
 RESET enable_seqscan;
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
-SELECT array_agg(id ORDER BY id) FROM ex WHERE hamming_ball(fp, 3) && hamming_ball('0123456789abcdef', 8);
+SELECT array_agg(id ORDER BY id) FROM ex WHERE simhash_ball(fp, 3) && simhash_ball('0123456789abcdef', 8);
 RESET enable_indexscan;
 RESET enable_bitmapscan;
 SELECT runs, entries + pending_entries AS entries FROM simhash_index_info('ex_no_near_dup');
@@ -73,14 +73,14 @@ SELECT runs, heap_tuples_checked FROM simhash_index_verify('ex_no_near_dup');
 -- names in these messages: expected/exclude_1.out holds that variant.
 CREATE TABLE ex2 (id int, fp simhash);
 INSERT INTO ex2 VALUES (1, '0123456789abcdef'), (2, 'fedcba9876543210'), (3, '0123456789abcdec');
-ALTER TABLE ex2 ADD CONSTRAINT ex2_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
+ALTER TABLE ex2 ADD CONSTRAINT ex2_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&);
 DELETE FROM ex2 WHERE id = 3;
-ALTER TABLE ex2 ADD CONSTRAINT ex2_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
+ALTER TABLE ex2 ADD CONSTRAINT ex2_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&);
 
 -- DEFERRABLE: checked at commit, so a transaction may pass through a state
 -- with near-duplicates as long as it ends without them
 CREATE TABLE ex3 (id int, fp simhash);
-ALTER TABLE ex3 ADD CONSTRAINT ex3_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 2) WITH &&)
+ALTER TABLE ex3 ADD CONSTRAINT ex3_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 2) WITH &&)
     DEFERRABLE INITIALLY DEFERRED;
 INSERT INTO ex3 VALUES (1, '0000000000000000');
 BEGIN;
@@ -94,7 +94,7 @@ COMMIT;
 SELECT id, fp FROM ex3 ORDER BY id;
 
 -- radius 0: no two equal fingerprints (an exclusion constraint on equality)
-CREATE TABLE ex4 (fp simhash, EXCLUDE USING simhash (hamming_ball(fp, 0) WITH &&));
+CREATE TABLE ex4 (fp simhash, EXCLUDE USING simhash (simhash_ball(fp, 0) WITH &&));
 INSERT INTO ex4 VALUES ('0000000000000000'), ('0000000000000001');
 INSERT INTO ex4 VALUES ('0000000000000001');
 

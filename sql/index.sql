@@ -164,21 +164,21 @@ SELECT '0123456789abcdef/3'::hamming_ball AS ball,
        '0X0123456789ABCDEF/0'::hamming_ball AS prefixed,
        '0123456789abcdef/64'::hamming_ball AS r64,
        '0123456789abcdef/3'::hamming_ball::text::hamming_ball AS round_trip;
-SELECT hamming_ball('0123456789abcdef', 3) AS ball,
-       hamming_ball('0123456789abcdef', 0) AS r0,
-       hamming_ball('0123456789abcdef', 64) AS r64,
-       hamming_ball(NULL, 3) IS NULL AS null_centre,
-       hamming_ball('0123456789abcdef', NULL) IS NULL AS null_radius,
-       pg_typeof(hamming_ball('0123456789abcdef', 3)) AS type;
--- a radius a user gives is 0..64 bits (hamming_within(fp, q, r) takes any r)
-SELECT hamming_ball('0123456789abcdef', -1);
-SELECT hamming_ball('0123456789abcdef', 65);
+SELECT simhash_ball('0123456789abcdef', 3) AS ball,
+       simhash_ball('0123456789abcdef', 0) AS r0,
+       simhash_ball('0123456789abcdef', 64) AS r64,
+       simhash_ball(NULL, 3) IS NULL AS null_centre,
+       simhash_ball('0123456789abcdef', NULL) IS NULL AS null_radius,
+       pg_typeof(simhash_ball('0123456789abcdef', 3)) AS type;
+-- a radius a user gives is 0..64 bits (simhash_hamming_within(fp, q, r) takes any r)
+SELECT simhash_ball('0123456789abcdef', -1);
+SELECT simhash_ball('0123456789abcdef', 65);
 SELECT 'ffffffffffffffff/-1'::hamming_ball;
 SELECT '0123456789abcdef/99'::hamming_ball;
 SELECT '0000000000000000/2147483647'::hamming_ball;
--- the planner's operand for hamming_within takes any radius
-SELECT hamming_ball_any('0123456789abcdef', -5) AS negative,
-       hamming_ball_any('0123456789abcdef', 100) AS beyond;
+-- the planner's operand for simhash_hamming_within takes any radius
+SELECT simhash_ball_any('0123456789abcdef', -5) AS negative,
+       simhash_ball_any('0123456789abcdef', 100) AS beyond;
 -- binary form: 8 bytes of fingerprint, 4 of radius
 SELECT hamming_ball_send('0123456789abcdef/3') AS send,
        hamming_ball_send('fedcba9876543210/64') AS send_64;
@@ -197,15 +197,15 @@ SELECT '0123456789abcdef/2147483648'::hamming_ball;
 SELECT ' 0123456789abcdef/3'::hamming_ball;
 
 -- fp <@ ball and ball @> fp are fp <~> q <= r, for every radius -1..65 (the
--- planner's hamming_ball_any; hamming_ball itself for 0..64) and a quarter
+-- planner's simhash_ball_any; simhash_ball itself for 0..64) and a quarter
 -- of the rows and every query centre (NULL fingerprints included: all of
 -- them are NULL there)
 SELECT count(*) AS pairs,
-       bool_and((fp <@ hamming_ball_any(q, r)) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contained_agrees,
-       bool_and((hamming_ball_any(q, r) @> fp) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contains_agrees,
-       bool_and((fp <@ hamming_ball_any(q, r)) IS NOT DISTINCT FROM hamming_within(fp, q, r)) AS within_agrees,
-       bool_and(r < 0 OR r > 64 OR (fp <@ hamming_ball(q, r)) IS NOT DISTINCT FROM (fp <@ hamming_ball_any(q, r))) AS checked_agrees,
-       count(*) FILTER (WHERE fp <@ hamming_ball_any(q, r)) AS matches,
+       bool_and((fp <@ simhash_ball_any(q, r)) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contained_agrees,
+       bool_and((simhash_ball_any(q, r) @> fp) IS NOT DISTINCT FROM (fp <~> q <= r)) AS contains_agrees,
+       bool_and((fp <@ simhash_ball_any(q, r)) IS NOT DISTINCT FROM simhash_hamming_within(fp, q, r)) AS within_agrees,
+       bool_and(r < 0 OR r > 64 OR (fp <@ simhash_ball(q, r)) IS NOT DISTINCT FROM (fp <@ simhash_ball_any(q, r))) AS checked_agrees,
+       count(*) FILTER (WHERE fp <@ simhash_ball_any(q, r)) AS matches,
        count(*) FILTER (WHERE fp IS NULL) AS null_pairs
 FROM sh_idx, sh_idx_q, generate_series(-1, 65) r
 WHERE id % 4 = 0 OR id BETWEEN 3001 AND 3010;
@@ -224,8 +224,8 @@ FROM simhash_index_pages('sh_idx_fp') GROUP BY type ORDER BY type;
 SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_idx_fp');
 
 --
--- Plans: "fp <~> q <= k" is rewritten to hamming_within(), which becomes the
--- index condition "fp <@ hamming_ball(q, k)".
+-- Plans: "fp <~> q <= k" is rewritten to simhash_hamming_within(), which becomes the
+-- index condition "fp <@ simhash_ball(q, k)".
 --
 EXPLAIN (COSTS OFF)
 SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 3;
@@ -247,13 +247,13 @@ SELECT id FROM sh_idx WHERE 3 >= fp <~> 'c4ca4238a0b92382';
 EXPLAIN (COSTS OFF)
 SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' < 4;
 EXPLAIN (COSTS OFF)
-SELECT id FROM sh_idx WHERE hamming_within(fp, 'c4ca4238a0b92382', 3);
+SELECT id FROM sh_idx WHERE simhash_hamming_within(fp, 'c4ca4238a0b92382', 3);
 EXPLAIN (COSTS OFF)
-SELECT id FROM sh_idx WHERE hamming_within('c4ca4238a0b92382', fp, 3);
+SELECT id FROM sh_idx WHERE simhash_hamming_within('c4ca4238a0b92382', fp, 3);
 EXPLAIN (COSTS OFF)
-SELECT id FROM sh_idx WHERE fp <@ hamming_ball('c4ca4238a0b92382', 3);
+SELECT id FROM sh_idx WHERE fp <@ simhash_ball('c4ca4238a0b92382', 3);
 EXPLAIN (COSTS OFF)
-SELECT id FROM sh_idx WHERE hamming_ball('c4ca4238a0b92382', 3) @> fp;
+SELECT id FROM sh_idx WHERE simhash_ball('c4ca4238a0b92382', 3) @> fp;
 EXPLAIN (COSTS OFF)
 SELECT id FROM sh_idx WHERE fp <@ 'c4ca4238a0b92382/3';
 -- a query value computed at run time: an InitPlan parameter
@@ -268,10 +268,10 @@ FROM (VALUES
     (2, $$SELECT id FROM sh_idx WHERE 'c4ca4238a0b92382' <~> fp <= 3$$),
     (3, $$SELECT id FROM sh_idx WHERE 3 >= fp <~> 'c4ca4238a0b92382'$$),
     (4, $$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' < 4$$),
-    (5, $$SELECT id FROM sh_idx WHERE hamming_within(fp, 'c4ca4238a0b92382', 3)$$),
-    (6, $$SELECT id FROM sh_idx WHERE hamming_within('c4ca4238a0b92382', fp, 3)$$),
-    (7, $$SELECT id FROM sh_idx WHERE fp <@ hamming_ball('c4ca4238a0b92382', 3)$$),
-    (8, $$SELECT id FROM sh_idx WHERE hamming_ball('c4ca4238a0b92382', 3) @> fp$$),
+    (5, $$SELECT id FROM sh_idx WHERE simhash_hamming_within(fp, 'c4ca4238a0b92382', 3)$$),
+    (6, $$SELECT id FROM sh_idx WHERE simhash_hamming_within('c4ca4238a0b92382', fp, 3)$$),
+    (7, $$SELECT id FROM sh_idx WHERE fp <@ simhash_ball('c4ca4238a0b92382', 3)$$),
+    (8, $$SELECT id FROM sh_idx WHERE simhash_ball('c4ca4238a0b92382', 3) @> fp$$),
     (9, $$SELECT id FROM sh_idx WHERE fp <@ 'c4ca4238a0b92382/3'$$),
     (10, $$SELECT id FROM sh_idx WHERE fp <~> (SELECT fp FROM sh_idx WHERE id = 1) <= 3$$)) AS f(form, stmt),
     (VALUES ('index'), ('bitmap')) AS p(path),
@@ -352,16 +352,16 @@ EXPLAIN (COSTS OFF) SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= NUL
 SELECT stmt, c.*
 FROM (VALUES ($$SELECT id FROM sh_idx WHERE fp <~> NULL <= 3$$),
              ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= NULL$$),
-             ($$SELECT id FROM sh_idx WHERE fp <@ hamming_ball(NULL, 3)$$),
+             ($$SELECT id FROM sh_idx WHERE fp <@ simhash_ball(NULL, 3)$$),
              ($$SELECT id FROM sh_idx WHERE fp <@ NULL::hamming_ball$$),
-             ($$SELECT id FROM sh_idx WHERE hamming_within(fp, NULL, 3)$$)) AS s(stmt),
+             ($$SELECT id FROM sh_idx WHERE simhash_hamming_within(fp, NULL, 3)$$)) AS s(stmt),
      sh_idx_check(s.stmt) c;
 -- a negative radius: nothing, but the index is asked
 SELECT stmt, c.*
 FROM (VALUES ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= -1$$),
              ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' < 0$$),
-             ($$SELECT id FROM sh_idx WHERE fp <@ hamming_ball_any('c4ca4238a0b92382', -3)$$),
-             ($$SELECT id FROM sh_idx WHERE hamming_within(fp, 'c4ca4238a0b92382', -2147483648)$$)) AS s(stmt),
+             ($$SELECT id FROM sh_idx WHERE fp <@ simhash_ball_any('c4ca4238a0b92382', -3)$$),
+             ($$SELECT id FROM sh_idx WHERE simhash_hamming_within(fp, 'c4ca4238a0b92382', -2147483648)$$)) AS s(stmt),
      (VALUES ('index'), ('bitmap')) AS p(path),
      sh_idx_check(s.stmt, p.path) c ORDER BY stmt, path;
 -- radius 64 and beyond: every row with a fingerprint (never the NULL ones)
@@ -369,7 +369,7 @@ SELECT stmt, c.*
 FROM (VALUES ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 64$$),
              ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 65$$),
              ($$SELECT id FROM sh_idx WHERE fp <~> 'c4ca4238a0b92382' <= 1000000000$$),
-             ($$SELECT id FROM sh_idx WHERE fp <@ hamming_ball_any('ffffffffffffffff', 2147483647)$$)) AS s(stmt),
+             ($$SELECT id FROM sh_idx WHERE fp <@ simhash_ball_any('ffffffffffffffff', 2147483647)$$)) AS s(stmt),
      (VALUES ('index'), ('bitmap')) AS p(path),
      sh_idx_check(s.stmt, p.path) c ORDER BY stmt, path;
 -- every row is indexed, NULL fingerprints too (they have NULL entries, which
@@ -412,7 +412,7 @@ SELECT stmt, c.*
 FROM (VALUES ($$SELECT a.id, b.id FROM sh_idx a JOIN sh_idx b ON b.fp <~> a.fp <= 3 AND a.id < b.id$$),
              ($$SELECT a.id, b.id FROM sh_idx a JOIN sh_idx b ON b.fp <~> a.fp <= 3 AND a.id < b.id WHERE a.id < 100$$),
              ($$SELECT a.id, b.id FROM sh_idx a JOIN sh_idx b ON b.fp <~> a.fp <= 3 AND a.id < b.id WHERE b.id > 3100$$),
-             ($$SELECT a.id, b.id FROM sh_idx a JOIN sh_idx b ON hamming_within(a.fp, b.fp, 6) AND a.id <> b.id WHERE a.id <= 20$$)) AS s(stmt),
+             ($$SELECT a.id, b.id FROM sh_idx a JOIN sh_idx b ON simhash_hamming_within(a.fp, b.fp, 6) AND a.id <> b.id WHERE a.id <= 20$$)) AS s(stmt),
      sh_idx_check(s.stmt) c;
 -- the pairs themselves for the first rows
 SELECT a.id, b.id, a.fp <~> b.fp AS distance

@@ -2,7 +2,7 @@
 -- operands: the ball operators (<@, @>, &&) with a constant, a parameter, a
 -- column, an expression or NULL on either side, planned with and without
 -- the indexes. The planner's estimators once read whichever operand was a
--- constant as a ball: '...'::simhash <@ hamming_ball(fp, 3) crashed the
+-- constant as a ball: '...'::simhash <@ simhash_ball(fp, 3) crashed the
 -- server at planning. Every form must plan, and the index paths
 -- must return what a sequential scan returns.
 --
@@ -16,15 +16,15 @@ SELECT g,
        CASE WHEN g % 50 = 0 THEN NULL
             ELSE (('x' || md5(g::text))::bit(64)::bigint # (CASE WHEN g % 3 = 0 THEN 0 ELSE 1 END))::simhash END,
        CASE WHEN g % 40 = 0 THEN NULL
-            ELSE hamming_ball((('x' || md5((g % 97)::text))::bit(64)::bigint)::simhash, g % 9) END
+            ELSE simhash_ball((('x' || md5((g % 97)::text))::bit(64)::bigint)::simhash, g % 9) END
 FROM generate_series(1, 2000) g;
 -- near copies of one fingerprint, so that constant queries match rows
 INSERT INTO op_t
 SELECT 3000 + g, ('0123456789abcdef'::simhash::bigint # (1::bigint << g))::simhash,
-       hamming_ball('0123456789abcdef', g % 5)
+       simhash_ball('0123456789abcdef', g % 5)
 FROM generate_series(0, 20) g;
 CREATE INDEX op_t_fp ON op_t USING simhash (fp);
-CREATE INDEX op_t_ball ON op_t USING simhash (hamming_ball(fp, 3) simhash_ball_ops);
+CREATE INDEX op_t_ball ON op_t USING simhash (simhash_ball(fp, 3) simhash_ball_ops);
 ANALYZE op_t;
 
 -- Each form, counted by a sequential scan and with the index paths forced
@@ -49,24 +49,24 @@ END $$;
 WITH forms(cond) AS (VALUES
   -- simhash <@ ball and ball @> simhash: each side a column, an expression, a constant, a parameter or NULL
   ('fp <@ b'), ('b @> fp'),
-  ('fp <@ hamming_ball(fp, 3)'), ('hamming_ball(fp, 3) @> fp'),
+  ('fp <@ simhash_ball(fp, 3)'), ('simhash_ball(fp, 3) @> fp'),
   ($q$fp <@ '0123456789abcdef/3'::hamming_ball$q$), ($q$'0123456789abcdef/3'::hamming_ball @> fp$q$),
-  ($q$fp <@ hamming_ball('0123456789abcdef', 4)$q$), ($q$hamming_ball('0123456789abcdef', 4) @> fp$q$),
-  ($q$'0123456789abcdef'::simhash <@ hamming_ball(fp, 3)$q$), ($q$hamming_ball(fp, 3) @> '0123456789abcdef'::simhash$q$),
+  ($q$fp <@ simhash_ball('0123456789abcdef', 4)$q$), ($q$simhash_ball('0123456789abcdef', 4) @> fp$q$),
+  ($q$'0123456789abcdef'::simhash <@ simhash_ball(fp, 3)$q$), ($q$simhash_ball(fp, 3) @> '0123456789abcdef'::simhash$q$),
   ($q$'0123456789abcdef'::simhash <@ b$q$), ($q$b @> '0123456789abcdef'::simhash$q$),
-  ($q$'0123456789abcdef'::simhash <@ hamming_ball(fp, id % 5)$q$),
-  ('$1 <@ b'), ('b @> $1'), ('$1 <@ hamming_ball(fp, 3)'), ('hamming_ball(fp, 3) @> $1'),
-  ('fp <@ $2'), ('$2 @> fp'), ('fp <@ hamming_ball($1, 3)'), ('hamming_ball($1, 3) @> fp'),
+  ($q$'0123456789abcdef'::simhash <@ simhash_ball(fp, id % 5)$q$),
+  ('$1 <@ b'), ('b @> $1'), ('$1 <@ simhash_ball(fp, 3)'), ('simhash_ball(fp, 3) @> $1'),
+  ('fp <@ $2'), ('$2 @> fp'), ('fp <@ simhash_ball($1, 3)'), ('simhash_ball($1, 3) @> fp'),
   ('NULL::simhash <@ b'), ('b @> NULL::simhash'), ('fp <@ NULL::hamming_ball'), ('NULL::hamming_ball @> fp'),
-  ('fp <@ hamming_ball(NULL, 3)'), ('fp <@ hamming_ball(fp, NULL)'),
+  ('fp <@ simhash_ball(NULL, 3)'), ('fp <@ simhash_ball(fp, NULL)'),
   ($q$'0123456789abcdef'::simhash <@ '0123456789abcdef/0'::hamming_ball$q$),
   -- ball && ball: the constraint's operator, either side
-  ($q$hamming_ball(fp, 3) && '0123456789abcdef/3'::hamming_ball$q$),
-  ($q$'0123456789abcdef/3'::hamming_ball && hamming_ball(fp, 3)$q$),
-  ('hamming_ball(fp, 3) && b'), ('b && hamming_ball(fp, 3)'), ('b && b'),
+  ($q$simhash_ball(fp, 3) && '0123456789abcdef/3'::hamming_ball$q$),
+  ($q$'0123456789abcdef/3'::hamming_ball && simhash_ball(fp, 3)$q$),
+  ('simhash_ball(fp, 3) && b'), ('b && simhash_ball(fp, 3)'), ('b && b'),
   ($q$b && '0123456789abcdef/2'::hamming_ball$q$), ($q$'0123456789abcdef/2'::hamming_ball && b$q$),
-  ('hamming_ball(fp, 3) && $2'), ('$2 && hamming_ball(fp, 3)'), ('$2 && b'),
-  ('hamming_ball(fp, 3) && NULL::hamming_ball'), ('NULL::hamming_ball && b'))
+  ('simhash_ball(fp, 3) && $2'), ('$2 && simhash_ball(fp, 3)'), ('$2 && b'),
+  ('simhash_ball(fp, 3) && NULL::hamming_ball'), ('NULL::hamming_ball && b'))
 SELECT cond, op_count(cond, false, '0123456789abcdef', '0123456789abcdef/3') AS seq_rows,
        op_count(cond, true, '0123456789abcdef', '0123456789abcdef/3')
          IS DISTINCT FROM op_count(cond, false, '0123456789abcdef', '0123456789abcdef/3') AS differs
@@ -74,10 +74,10 @@ FROM forms;
 
 -- generic plans: the parameters are unknown to the estimators
 SET plan_cache_mode = force_generic_plan;
-PREPARE op_p1(simhash) AS SELECT count(*) FROM op_t WHERE $1 <@ hamming_ball(fp, 3);
+PREPARE op_p1(simhash) AS SELECT count(*) FROM op_t WHERE $1 <@ simhash_ball(fp, 3);
 PREPARE op_p2(hamming_ball) AS SELECT count(*) FROM op_t WHERE $1 @> fp;
-PREPARE op_p3(simhash, int) AS SELECT count(*) FROM op_t WHERE hamming_ball(fp, $2) @> $1;
-PREPARE op_p4(hamming_ball) AS SELECT count(*) FROM op_t WHERE $1 && hamming_ball(fp, 3);
+PREPARE op_p3(simhash, int) AS SELECT count(*) FROM op_t WHERE simhash_ball(fp, $2) @> $1;
+PREPARE op_p4(hamming_ball) AS SELECT count(*) FROM op_t WHERE $1 && simhash_ball(fp, 3);
 EXECUTE op_p1('0123456789abcdef');
 EXECUTE op_p2('0123456789abcdef/3');
 EXECUTE op_p3('0123456789abcdef', 3);
@@ -88,7 +88,7 @@ RESET plan_cache_mode;
 -- joins, either side driving
 SELECT count(*) FROM op_t a JOIN op_t c ON a.fp <@ c.b;
 SELECT count(*) FROM op_t a JOIN op_t c ON c.b @> a.fp;
-SELECT count(*) FROM op_t a JOIN op_t c ON hamming_ball(a.fp, 2) && c.b AND a.id < c.id;
+SELECT count(*) FROM op_t a JOIN op_t c ON simhash_ball(a.fp, 2) && c.b AND a.id < c.id;
 
 DROP TABLE op_t;
 DROP FUNCTION op_count(text, boolean, simhash, hamming_ball);

@@ -90,6 +90,14 @@ SELECT r, m,
                                 AND simhash_first_shared_block(a.fp, b.fp, r, m) = ka.block) x) AS by_keys
 FROM (VALUES (3, 5), (3, 6), (7, 10)) rm(r, m);
 
+-- simhash_key_partners: extension 0.4.0 dropped it (simhash_key_pack with
+-- simhash_pack_partners, below, finds the same pairs), but the library keeps
+-- its C function for the databases of a cluster still at 0.3.0; declared
+-- here as 0.3.0 declares it, so that it stays tested.
+CREATE SCHEMA pr_v030;
+CREATE FUNCTION pr_v030.simhash_key_partners(id int8, fp simhash, block int4, radius int4, blocks int4)
+    RETURNS int8[] AS '$libdir/simhash', 'simhash_key_partners' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+SET search_path = "$user", public, pr_v030;
 -- simhash_key_partners over PARTITION BY key: each key's rows
 -- searched in memory give the same pairs as the key join, each once (the
 -- partner lists hold each pair on both rows). Exact copies (pairs of equal
@@ -151,6 +159,9 @@ SELECT sum(cardinality(p)) FROM (SELECT simhash_key_partners(g, '000000000000000
 SELECT sum(cardinality(p)) FROM (SELECT simhash_key_partners(g, '0000000000000000', 0, 3, 4) OVER () AS p
                                  FROM generate_series(1, 100) g) x;
 RESET maintenance_work_mem;
+RESET search_path;
+DROP FUNCTION pr_v030.simhash_key_partners(int8, simhash, int4, int4, int4);
+DROP SCHEMA pr_v030;
 
 -- simhash_key_pack / simhash_pack_partners: the keys packed per group of
 -- rows, one bytea per target, and each target's packs searched: the same

@@ -1,6 +1,6 @@
 --
 -- rewrite: the planner support functions turn comparisons of a distance
--- (fp <~> q, hamming_distance(fp, q)) with a bound into hamming_within()
+-- (fp <~> q, simhash_hamming_distance(fp, q)) with a bound into simhash_hamming_within()
 -- calls. Every form must return exactly what the same comparison on a plain
 -- integer distance returns, for every bound (negative, 0, 64, beyond, NULL,
 -- int2/int4/int8, non-constant), and the plans must show the rewrite.
@@ -28,7 +28,7 @@ INSERT INTO sh_rw (id, fp)
     FROM generate_series(1, 130) g;
 INSERT INTO sh_rw (id, fp) SELECT g, left(md5(g::text), 16)::simhash FROM generate_series(131, 196) g;
 INSERT INTO sh_rw (id, fp) VALUES (197, NULL), (198, NULL), (199, :q), (200, :q);
-UPDATE sh_rw SET ref = bit_count(fp # :q),
+UPDATE sh_rw SET ref = simhash_bit_count(fp # :q),
                  k4 = CASE WHEN id % 13 = 0 THEN NULL ELSE id % 70 - 3 END;
 UPDATE sh_rw SET k2 = k4,
                  k8 = CASE id % 5 WHEN 0 THEN 9223372036854775807
@@ -58,7 +58,7 @@ SELECT id FROM sh_rw WHERE fp <~> ~ fp <= 3;
 --              the predicate as a value (select list, NULLs included) is
 --              never distinct from the reference
 --   rewritten  neither plan (WHERE clause, select list) still computes the
---              distance: no <~> and no hamming_distance( left in EXPLAIN
+--              distance: no <~> and no simhash_hamming_distance( left in EXPLAIN
 --
 CREATE FUNCTION sh_rw_check(forms text[], dists text[], bounds text[])
 RETURNS TABLE (fno int, form text, dist text, bound text, bno int, n int, ok bool, rewritten bool)
@@ -96,7 +96,7 @@ BEGIN
                 FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) SELECT (' || pred || ') FROM sh_rw' LOOP
                     plan := plan || line || E'\n';
                 END LOOP;
-                rewritten := position('<~>' IN plan) = 0 AND position('hamming_distance(' IN plan) = 0;
+                rewritten := position('<~>' IN plan) = 0 AND position('simhash_hamming_distance(' IN plan) = 0;
                 RETURN NEXT;
             END LOOP;
         END LOOP;
@@ -122,12 +122,12 @@ FROM sh_rw_check(ARRAY['{d} <= {k}', '{d} < {k}', '{d} = {k}', '{d} <> {k}', '{d
 GROUP BY fno, form ORDER BY fno;
 
 -- the same for the other spellings of the distance: q on the left, and the
--- function form hamming_distance() in both argument orders
+-- function form simhash_hamming_distance() in both argument orders
 SELECT dist, count(*) AS checks, bool_and(ok) AS ok, bool_and(rewritten) AS rewritten
 FROM sh_rw_check(ARRAY['{d} <= {k}', '{d} < {k}', '{d} = {k}', '{d} <> {k}', '{d} >= {k}', '{d} > {k}',
                        '{k} >= {d}', '{k} > {d}', '{k} = {d}', '{k} <> {d}', '{k} <= {d}', '{k} < {d}'],
-                 ARRAY[:'q' || ' <~> fp', 'hamming_distance(fp, ' || :'q' || ')',
-                       'hamming_distance(' || :'q' || ', fp)'],
+                 ARRAY[:'q' || ' <~> fp', 'simhash_hamming_distance(fp, ' || :'q' || ')',
+                       'simhash_hamming_distance(' || :'q' || ', fp)'],
                  ARRAY['(-1)', '0', '3', '10', '64', '65'])
 GROUP BY dist ORDER BY dist COLLATE "C";
 
@@ -147,7 +147,7 @@ GROUP BY bno, bound ORDER BY bno;
 -- the commuted forms with the same bounds
 SELECT count(*) AS checks, bool_and(ok) AS ok, bool_and(rewritten) AS rewritten
 FROM sh_rw_check(ARRAY['{k} >= {d}', '{k} > {d}', '{k} = {d}', '{k} <> {d}', '{k} <= {d}', '{k} < {d}'],
-                 ARRAY['fp <~> ' || :'q', 'hamming_distance(' || :'q' || ', fp)'],
+                 ARRAY['fp <~> ' || :'q', 'simhash_hamming_distance(' || :'q' || ', fp)'],
                  ARRAY['3::int2', '(-1)::int2', '64::int2', '32767::int2', '(-32768)::int2',
                        '3::int8', '65::int8', '9223372036854775807::int8', '(-9223372036854775808)::int8',
                        '2147483647', '(-2147483648)']);
@@ -180,7 +180,7 @@ WHERE fno <= 6
 GROUP BY bno, bound ORDER BY bno;
 SELECT count(*) AS checks, bool_and(ok) AS ok, bool_and(rewritten) AS rewritten
 FROM sh_rw_check(ARRAY['{k} >= {d}', '{k} > {d}', '{k} = {d}', '{k} <> {d}', '{k} <= {d}', '{k} < {d}'],
-                 ARRAY['fp <~> ' || :'q', 'hamming_distance(fp, ' || :'q' || ')'],
+                 ARRAY['fp <~> ' || :'q', 'simhash_hamming_distance(fp, ' || :'q' || ')'],
                  ARRAY['k2', 'k4', 'k8', 'id - 100', '(id % 7)::int2', 'k8 / 2', 'ref']);
 -- another distance as the bound: rows at least as close to q as to its
 -- complement (the bound's own <~> stays, so only results are compared here)
@@ -204,7 +204,7 @@ EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM sh_rw WHERE fp <~> :q > 5;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM sh_rw WHERE 3 >= fp <~> :q;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM sh_rw WHERE :q <~> fp <= 3;
 -- the function form
-EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM sh_rw WHERE hamming_distance(fp, :q) <= 3;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM sh_rw WHERE simhash_hamming_distance(fp, :q) <= 3;
 -- out-of-range bounds are clamped to -1..64
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM sh_rw WHERE fp <~> :q <= 9223372036854775807::int8;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM sh_rw WHERE fp <~> :q < (-2147483648);
@@ -338,13 +338,13 @@ DECLARE
     q text;
 BEGIN
     FOREACH q IN ARRAY ARRAY[
-        'SELECT * FROM %s t WHERE hamming_within(fp, fp, %s)',
-        'SELECT * FROM %s t WHERE hamming_distance(fp, fp) = %s',
-        'SELECT * FROM %s t WHERE fp <@ hamming_ball(fp, %s)',
-        'SELECT * FROM %s t WHERE fp <@ hamming_ball(''0123456789abcdef'', %s)',
-        'SELECT * FROM %s a, %1$s b WHERE a.fp <@ hamming_ball(b.fp, %s)',
+        'SELECT * FROM %s t WHERE simhash_hamming_within(fp, fp, %s)',
+        'SELECT * FROM %s t WHERE simhash_hamming_distance(fp, fp) = %s',
+        'SELECT * FROM %s t WHERE fp <@ simhash_ball(fp, %s)',
+        'SELECT * FROM %s t WHERE fp <@ simhash_ball(''0123456789abcdef'', %s)',
+        'SELECT * FROM %s a, %1$s b WHERE a.fp <@ simhash_ball(b.fp, %s)',
         'SELECT * FROM %s a, %1$s b WHERE a.fp <~> b.fp <= %s',
-        'SELECT * FROM %s a, %1$s b WHERE hamming_ball(a.fp, %s) && hamming_ball(b.fp, 0)']
+        'SELECT * FROM %s a, %1$s b WHERE simhash_ball(a.fp, %s) && simhash_ball(b.fp, 0)']
     LOOP
         FOR r IN 60 .. 64 LOOP
             EXECUTE 'EXPLAIN ' || format(q, 'sh_rw_empty', r);
@@ -353,12 +353,12 @@ BEGIN
     END LOOP;
 END
 $$;
-PREPARE sh_rw_generic(simhash) AS SELECT count(*) FROM sh_rw WHERE fp <@ hamming_ball($1, 62);
+PREPARE sh_rw_generic(simhash) AS SELECT count(*) FROM sh_rw WHERE fp <@ simhash_ball($1, 62);
 SET plan_cache_mode = force_generic_plan;
 EXECUTE sh_rw_generic('0123456789abcdef');
 RESET plan_cache_mode;
 DEALLOCATE sh_rw_generic;
-SELECT count(*) FROM sh_rw a, sh_rw b WHERE a.fp <@ hamming_ball(b.fp, 63);
+SELECT count(*) FROM sh_rw a, sh_rw b WHERE a.fp <@ simhash_ball(b.fp, 63);
 DROP TABLE sh_rw_empty;
 
 DROP FUNCTION sh_rw_check(text[], text[], text[]);

@@ -69,16 +69,16 @@ GROUP BY classid ORDER BY classid::regclass::text COLLATE "C";
 -- support functions
 SELECT count(*) AS comparison_functions,
        count(*) FILTER (WHERE p.prosrc = CASE
-           WHEN p.proname LIKE 'distance\_%\_int2' THEN 'int42' || split_part(p.proname, '_', 2)
-           WHEN p.proname LIKE 'int2\_%\_distance' THEN 'int24' || split_part(p.proname, '_', 2)
-           WHEN p.proname LIKE 'distance\_%\_int8' THEN 'int48' || split_part(p.proname, '_', 2)
-           WHEN p.proname LIKE 'int8\_%\_distance' THEN 'int84' || split_part(p.proname, '_', 2)
-           ELSE 'int4' || split_part(p.proname, '_', 2) END) AS right_builtin,
+           WHEN p.proname LIKE 'simhash\_distance\_%\_int2' THEN 'int42' || split_part(p.proname, '_', 3)
+           WHEN p.proname LIKE 'simhash\_int2\_%\_distance' THEN 'int24' || split_part(p.proname, '_', 3)
+           WHEN p.proname LIKE 'simhash\_distance\_%\_int8' THEN 'int48' || split_part(p.proname, '_', 3)
+           WHEN p.proname LIKE 'simhash\_int8\_%\_distance' THEN 'int84' || split_part(p.proname, '_', 3)
+           ELSE 'int4' || split_part(p.proname, '_', 3) END) AS right_builtin,
        count(*) FILTER (WHERE p.prosupport = ('sh_target.simhash_distance_'
-                                              || split_part(p.proname, '_', 2) || '_support')::regproc) AS right_support
+                                              || split_part(p.proname, '_', 3) || '_support')::regproc) AS right_support
 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
 WHERE p.pronamespace = 'sh_target'::regnamespace AND l.lanname = 'internal' AND p.prokind = 'f'
-  AND p.proname NOT LIKE 'btcmp\_%';
+  AND p.proname NOT LIKE 'simhash\_%\_cmp\_%';
 -- and the 7 btree comparison functions of the distance domain (integer_ops)
 -- are the built-in ones, members of that family for the right type pairs
 SELECT p.proname, p.prosrc, pg_get_function_identity_arguments(p.oid) AS args,
@@ -86,7 +86,7 @@ SELECT p.proname, p.prosrc, pg_get_function_identity_arguments(p.oid) AS args,
                WHERE ap.amproc = p.oid AND f.opfname = 'integer_ops'
                  AND ap.amproclefttype = p.proargtypes[0] AND ap.amprocrighttype = p.proargtypes[1]) AS member
 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-WHERE p.pronamespace = 'sh_target'::regnamespace AND l.lanname = 'internal' AND p.proname LIKE 'btcmp\_%'
+WHERE p.pronamespace = 'sh_target'::regnamespace AND l.lanname = 'internal' AND p.proname LIKE 'simhash\_%\_cmp\_%'
 ORDER BY 1;
 
 --
@@ -94,6 +94,13 @@ ORDER BY 1;
 -- and the planner support calls its own functions, never look-alikes of
 -- them that come first on the path.
 --
+CREATE FUNCTION evil.simhash_hamming_within(sh_target.simhash, sh_target.simhash, int4) RETURNS bool
+    LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'hijacked: evil.simhash_hamming_within'; END$$;
+CREATE FUNCTION evil.simhash_hamming_radius_le(int8) RETURNS int4
+    LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'hijacked: evil.simhash_hamming_radius_le'; END$$;
+CREATE FUNCTION evil.simhash_hamming_radius_lt(int8) RETURNS int4
+    LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'hijacked: evil.simhash_hamming_radius_lt'; END$$;
+-- and their names before 0.4.0, which the library falls back to in a database at 0.3.0
 CREATE FUNCTION evil.hamming_within(sh_target.simhash, sh_target.simhash, int4) RETURNS bool
     LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'hijacked: evil.hamming_within'; END$$;
 CREATE FUNCTION evil.hamming_radius_le(int8) RETURNS int4
@@ -142,7 +149,8 @@ EXPLAIN (VERBOSE, COSTS OFF)
 SELECT id FROM sh_sec WHERE fp OPERATOR(sh_target.<~>) sh_target.simhash('document 7'::text) <= 3;
 RESET search_path;
 DROP TABLE sh_sec;
-DROP FUNCTION evil.hamming_within(sh_target.simhash, sh_target.simhash, int4);
+DROP FUNCTION evil.simhash_hamming_within(sh_target.simhash, sh_target.simhash, int4),
+              evil.hamming_within(sh_target.simhash, sh_target.simhash, int4);
 
 --
 -- The extension cannot be moved, and drops cleanly: only the look-alikes
@@ -172,7 +180,8 @@ RESET search_path;
 DROP EXTENSION simhash;
 DROP SCHEMA "Sim Hash";
 
-DROP FUNCTION evil.hamming_radius_le(int8), evil.hamming_radius_lt(int8);
+DROP FUNCTION evil.simhash_hamming_radius_le(int8), evil.simhash_hamming_radius_lt(int8),
+              evil.hamming_radius_le(int8), evil.hamming_radius_lt(int8);
 DROP OPERATOR evil.*(int4, int4), evil.+(int4, int4), evil.||(text, text),
               evil.->>(jsonb, text), evil.<=(int4, int4),
               sh_target.*(int4, int4), sh_target.+(int4, int4), sh_target.||(text, text);

@@ -226,7 +226,7 @@ SELECT simhash_hash('0xABCDEF0123456789') = simhash_hash('abcdef0123456789') AS 
 DROP TABLE sh_type_vals, sh_type_dup, sh_type_l, sh_type_r;
 
 --
--- Bitwise operators and bit_count.
+-- Bitwise operators and simhash_bit_count.
 --
 SELECT 'ff00ff00ff00ff00'::simhash & '0ff00ff00ff00ff0' AS "and",
        'ff00ff00ff00ff00'::simhash | '0ff00ff00ff00ff0' AS "or",
@@ -238,13 +238,16 @@ SELECT bool_and(a # a = '0000000000000000') AS xor_self,
        bool_and(~ ~ a = a) AS not_not,
        bool_and((a & b) | (a # b) = (a | b)) AS and_xor_or,
        bool_and(a # b = b # a) AS xor_commutes,
-       bool_and(bit_count(a) + bit_count(~ a) = 64) AS count_complement,
-       bool_and(bit_count(a) = length(replace(a::bit(64)::text, '0', ''))) AS count_is_ones
+       bool_and(simhash_bit_count(a) + simhash_bit_count(~ a) = 64) AS count_complement,
+       bool_and(simhash_bit_count(a) = length(replace(a::bit(64)::text, '0', ''))) AS count_is_ones
 FROM (SELECT left(md5(g::text), 16)::simhash, left(md5((g + 1000)::text), 16)::simhash
       FROM generate_series(1, 200) g) AS t(a, b);
-SELECT bit_count('0000000000000000'::simhash) AS zero,
-       bit_count('ffffffffffffffff'::simhash) AS all_ones,
-       bit_count('8000000000000001'::simhash) AS two,
-       bit_count('0123456789abcdef'::simhash) AS mixed;
--- pitfall: an untyped literal is ambiguous between bit_count(bit), (bytea) and (simhash)
-SELECT bit_count('ffffffffffffffff');
+SELECT simhash_bit_count('0000000000000000'::simhash) AS zero,
+       simhash_bit_count('ffffffffffffffff'::simhash) AS all_ones,
+       simhash_bit_count('8000000000000001'::simhash) AS two,
+       simhash_bit_count('0123456789abcdef'::simhash) AS mixed;
+-- simhash_bit_count takes only a simhash, so an untyped literal is one (before 0.4.0 it was
+-- bit_count, an overload of core's, and the call was ambiguous between bit, bytea and simhash);
+-- bit_count is core's alone
+SELECT simhash_bit_count('ffffffffffffffff');
+SELECT bit_count('ffffffffffffffff'::simhash);

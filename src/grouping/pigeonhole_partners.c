@@ -2,7 +2,13 @@
  * pigeonhole_partners.c
  *		The pairs of one pigeonhole key, found in memory: the window function
  *		simhash_key_partners(), for finding every pair within a radius where
- *		the rows are spread over many nodes (examples/dedup_pairs.sql).
+ *		the rows are spread over many nodes.
+ *
+ * Extension 0.4.0 dropped the SQL function (simhash_key_pack with
+ * simhash_pack_partners does the same, pigeonhole_pack.c, and is what
+ * examples/dedup_pairs.sql uses); the C function stays for the databases of
+ * the cluster still at extension 0.3.0, the only ones that can call it, so
+ * its messages keep naming it.
  *
  *	  SELECT id, simhash_key_partners(id, fp, block, 3, 4) OVER (PARTITION BY key)
  *	  FROM doc_keys;     -- (block, key) from simhash_blocks(fp, 3, 4)

@@ -1,6 +1,6 @@
 /*
  * mih_scan.c
- *		Searching the simhash index: fp <@ hamming_ball(q, r).
+ *		Searching the simhash index: fp <@ simhash_ball(q, r).
  *
  * A scan reads the run list and the pending list's head from the metapage.
  * The pages of runs a concurrent merge replaces stay readable while the

@@ -59,6 +59,22 @@ lookup_function(const char *nspname, const char *name, int nargs, Oid *argtypes)
 }
 
 /*
+ * A function by its name since extension 0.4.0, or by its name before (the
+ * library serves every database of the cluster, whatever its extension
+ * version; simhash--0.3.0--0.4.0.sql renames them).
+ */
+static Oid
+lookup_renamed(const char *nspname, const char *name, const char *oldname,
+			   int nargs, Oid *argtypes)
+{
+	Oid			fn = lookup_function(nspname, name, nargs, argtypes);
+
+	if (!OidIsValid(fn))
+		fn = lookup_function(nspname, oldname, nargs, argtypes);
+	return fn;
+}
+
+/*
  * Find the objects in the schema the comparison function lives in (the
  * extension's schema). Looked up by name every time rather than cached:
  * this runs once per comparison per planning, and a cache would go stale
@@ -80,11 +96,15 @@ lookup_catalog(Oid cmpfn, ShCatalog *cat)
 		return false;
 	args[0] = args[1] = cat->simhash_type;
 	args[2] = INT4OID;
-	cat->distance_fn = lookup_function(nspname, "hamming_distance", 2, args);
-	cat->within_fn = lookup_function(nspname, "hamming_within", 3, args);
+	cat->distance_fn = lookup_renamed(nspname, "simhash_hamming_distance",
+									  "hamming_distance", 2, args);
+	cat->within_fn = lookup_renamed(nspname, "simhash_hamming_within",
+									"hamming_within", 3, args);
 	args[0] = INT8OID;
-	cat->radius_le_fn = lookup_function(nspname, "hamming_radius_le", 1, args);
-	cat->radius_lt_fn = lookup_function(nspname, "hamming_radius_lt", 1, args);
+	cat->radius_le_fn = lookup_renamed(nspname, "simhash_hamming_radius_le",
+									   "hamming_radius_le", 1, args);
+	cat->radius_lt_fn = lookup_renamed(nspname, "simhash_hamming_radius_lt",
+									   "hamming_radius_lt", 1, args);
 	return OidIsValid(cat->distance_fn) && OidIsValid(cat->within_fn) &&
 		OidIsValid(cat->radius_le_fn) && OidIsValid(cat->radius_lt_fn);
 }
@@ -313,8 +333,8 @@ lookup_ball(Oid withinfn, Oid *balltype, Oid *ballfn, Oid *anyfn)
 	args[0] = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 							  CStringGetDatum("simhash"), ObjectIdGetDatum(nsp));
 	args[1] = INT4OID;
-	*ballfn = lookup_function(nspname, "hamming_ball", 2, args);
-	*anyfn = lookup_function(nspname, "hamming_ball_any", 2, args);
+	*ballfn = lookup_renamed(nspname, "simhash_ball", "hamming_ball", 2, args);
+	*anyfn = lookup_renamed(nspname, "simhash_ball_any", "hamming_ball_any", 2, args);
 	if (!OidIsValid(*anyfn))
 		*anyfn = *ballfn;
 	return OidIsValid(*ballfn);

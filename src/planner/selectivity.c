@@ -106,12 +106,12 @@ sh_within_selectivity(PlannerInfo *root, Node *var, int varRelid,
  * type and never by their position or by which one is a constant: a
  * constant may stand on either side of every operator, and a simhash
  * constant is a by-value int8 that must never be read as a ball (reading
- * '...'::simhash <@ hamming_ball(fp, 3)'s constant as a ball crashed the
+ * '...'::simhash <@ simhash_ball(fp, 3)'s constant as a ball crashed the
  * server at planning).
  *
  * is_ball: the operand is a hamming_ball (else a simhash); the caller says
- * which by the operator's declared input type. For a ball: hamming_ball(x,
- * r) and hamming_ball_any(x, r) (any function of a simhash and an int4 that
+ * which by the operator's declared input type. For a ball: simhash_ball(x,
+ * r) and simhash_ball_any(x, r) (any function of a simhash and an int4 that
  * returns a ball) give the centre x and the radius r when they are
  * constants once the parameters known to the plan are put in (a custom
  * plan's); a constant ball gives both. The radius is otherwise the one we
@@ -256,7 +256,7 @@ hamming_ball_sel(PG_FUNCTION_ARGS)
 }
 
 /*
- * Join selectivity of fp <@ hamming_ball(other.fp, r) (and of @> and &&):
+ * Join selectivity of fp <@ simhash_ball(other.fp, r) (and of @> and &&):
  * the share of pairs of rows within r, from the statistics of a side that is
  * centred on a fingerprint expression.
  */

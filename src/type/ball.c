@@ -1,9 +1,15 @@
 /*
  * ball.c
  *		The hamming_ball type: a fingerprint and a radius, the query operand
- *		of "fp <@ hamming_ball(q, r)", which is what the simhash index
+ *		of "fp <@ simhash_ball(q, r)", which is what the simhash index
  *		answers and what the planner turns "fp <~> q <= r" into; its
  *		operators. Their estimators are in selectivity.c.
+ *
+ * The C symbols keep the names of the SQL functions before extension 0.4.0
+ * (hamming_ball_contains is simhash_contained_by_ball, the function of <@,
+ * hamming_ball_contained is simhash_ball_contains, of @>): the renamed
+ * functions of a 0.4.0 database and the old ones of a 0.3.0 database both
+ * call them.
  *
  * Text form: 16 hex digits, a slash and the radius, e.g. 0123456789abcdef/3,
  * so that EXPLAIN shows a recognisable Index Cond.
@@ -19,9 +25,9 @@
 #include "type/hexfmt.h"
 
 /*
- * A radius a user gives (hamming_ball(), the text and binary forms) is a
+ * A radius a user gives (simhash_ball(), the text and binary forms) is a
  * number of bits, 0..64, like every radius of the API. The planner's own
- * operand for hamming_within(fp, q, r) takes any r (hamming_ball_any):
+ * operand for simhash_hamming_within(fp, q, r) takes any r (simhash_ball_any):
  * below 0 matches nothing, 64 and more everything.
  */
 static void
@@ -32,7 +38,7 @@ check_radius(int64 radius, int sqlstate)
 				(errcode(sqlstate),
 				 errmsg("hamming_ball radius must be between 0 and %d bits, got " INT64_FORMAT,
 						SIMHASH_BITS, radius),
-				 errhint("For \"within any radius\" semantics (below 0 nothing, above 64 everything) use hamming_within(fp, q, r).")));
+				 errhint("For \"within any radius\" semantics (below 0 nothing, above 64 everything) use simhash_hamming_within(fp, q, r).")));
 }
 
 static HammingBall *
@@ -119,7 +125,8 @@ hamming_ball_send(PG_FUNCTION_ARGS)
 }
 
 /*
- * hamming_ball(q, r) from extension 0.2.0 on: r must be 0..64.
+ * simhash_ball(q, r) (hamming_ball before 0.4.0) from extension 0.2.0 on:
+ * r must be 0..64.
  */
 PG_FUNCTION_INFO_V1(hamming_ball_make_checked);
 Datum
@@ -130,8 +137,8 @@ hamming_ball_make_checked(PG_FUNCTION_ARGS)
 }
 
 /*
- * Any radius: hamming_ball_any(q, r), which the planner builds for
- * hamming_within(fp, q, r) when r is not a constant in 0..64 (and
+ * Any radius: simhash_ball_any(q, r), which the planner builds for
+ * simhash_hamming_within(fp, q, r) when r is not a constant in 0..64 (and
  * hamming_ball(q, r) of extension 0.1.0, which is bound here).
  */
 PG_FUNCTION_INFO_V1(hamming_ball_make);
@@ -154,7 +161,7 @@ hamming_ball_contains(PG_FUNCTION_ARGS)
 /*
  * a && b: each ball holds the other's centre, that is the centres are within
  * the smaller radius of each other. Symmetric, as EXCLUDE needs; with equal
- * radii r (hamming_ball(fp, r) in a constraint) it is "within r bits".
+ * radii r (simhash_ball(fp, r) in a constraint) it is "within r bits".
  */
 PG_FUNCTION_INFO_V1(hamming_ball_near);
 Datum

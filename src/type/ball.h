@@ -36,7 +36,7 @@ typedef struct ShBallOperand
 								 * not known); -1 for a simhash */
 	Node	   *fp_expr;		/* the fingerprint expression to take
 								 * statistics from: a simhash operand, x of
-								 * hamming_ball(x, r); NULL if none */
+								 * simhash_ball(x, r); NULL if none */
 } ShBallOperand;
 
 extern void sh_ball_operand(PlannerInfo *root, Node *node, bool is_ball, ShBallOperand *op);

@@ -2,11 +2,13 @@
  * distance.c
  *		Hamming distance between fingerprints and the radius predicate.
  *
- * hamming_distance() is the function of the <~> operator and returns the
- * simhash_distance domain (over int4) so that comparisons on it can carry
- * planner support (see rewrite.c). hamming() returns plain int4 for <->.
- * hamming_within(a, b, r) is "distance <= r", the form the planner rewrites
- * radius comparisons into and the index answers.
+ * simhash_hamming_distance() is the function of the <~> operator and
+ * returns the simhash_distance domain (over int4) so that comparisons on it
+ * can carry planner support (see rewrite.c). simhash_hamming() returns plain
+ * int4 for <->. simhash_hamming_within(a, b, r) is "distance <= r", the form
+ * the planner rewrites radius comparisons into and the index answers. (Before
+ * extension 0.4.0: hamming_distance, hamming, hamming_within; the C symbols
+ * are the same.)
  */
 #include "simhash.h"
 

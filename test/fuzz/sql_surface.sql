@@ -18,7 +18,7 @@ CREATE TABLE fz (id bigint PRIMARY KEY, fp simhash, b hamming_ball, body text,
 INSERT INTO fz
 SELECT g,
        CASE WHEN g % 17 = 0 THEN NULL ELSE ('x' || md5((g % 400)::text))::bit(64)::bigint::simhash END,
-       CASE WHEN g % 13 = 0 THEN NULL ELSE hamming_ball(('x' || md5((g % 90)::text))::bit(64)::bigint::simhash, g % 9) END,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE simhash_ball(('x' || md5((g % 90)::text))::bit(64)::bigint::simhash, g % 9) END,
        CASE WHEN g % 19 = 0 THEN NULL ELSE 'document ' || (g % 300) || ' about ' || repeat('topic ', g % 5) || 'ende' END,
        CASE WHEN g % 23 = 0 THEN NULL ELSE ARRAY['a' || g % 7, 'b' || g % 11, NULL, 'c'] END,
        CASE WHEN g % 29 = 0 THEN NULL ELSE to_tsvector('simple', 'word' || g % 13 || ' other words here') END,
@@ -35,7 +35,7 @@ CREATE INDEX fz_pend_fp2 ON fz_pend USING simhash (fp) WITH (blocks = 2, pending
 INSERT INTO fz_pend SELECT * FROM fz WHERE id <= 500;
 -- the near-duplicate constraint
 CREATE TABLE fz_ex (id bigint, fp simhash,
-                    EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&));
+                    EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&));
 INSERT INTO fz_ex SELECT id, fp FROM fz WHERE id % 3 = 0 AND id < 1200 ON CONFLICT DO NOTHING;
 ANALYZE fz, fz_pend, fz_ex;
 
@@ -48,9 +48,9 @@ INSERT INTO fz_val (typ, expr, col) VALUES
   ('simhash', '(SELECT fp FROM fz WHERE id = 2)', false),
   ('hamming_ball', 'NULL::hamming_ball', false), ('hamming_ball', $$'0123456789abcdef/0'::hamming_ball$$, false),
   ('hamming_ball', $$'ffffffffffffffff/64'::hamming_ball$$, false), ('hamming_ball', $$'8000000000000001/3'::hamming_ball$$, false),
-  ('hamming_ball', 'b', true), ('hamming_ball', 'hamming_ball(fp, 3)', true),
-  ('hamming_ball', $$'0123456789abcdef/62'::hamming_ball$$, false), ('hamming_ball', 'hamming_ball(fp, 62)', true),
-  ('hamming_ball', 'hamming_ball(NULL, 3)', false),
+  ('hamming_ball', 'b', true), ('hamming_ball', 'simhash_ball(fp, 3)', true),
+  ('hamming_ball', $$'0123456789abcdef/62'::hamming_ball$$, false), ('hamming_ball', 'simhash_ball(fp, 62)', true),
+  ('hamming_ball', 'simhash_ball(NULL, 3)', false),
   ('simhash_distance', 'NULL::simhash_distance', false), ('simhash_distance', $$(fp <~> '0123456789abcdef')$$, true),
   ('simhash_distance', $$('0000000000000000'::simhash <~> 'ffffffffffffffff')$$, false),
   ('integer', 'NULL::integer', false), ('integer', '0', false), ('integer', '-1', false), ('integer', '3', false),

@@ -31,7 +31,7 @@
 # enable_seqscan = off, in two passes that run concurrently: bitmap scans
 # only, and plain index scans only. The plan of each pass is checked to be
 # the one intended, with no heap-side Filter: the query is fp <@
-# hamming_ball_any(q, r) itself (the operand for any radius, -1 and 65
+# simhash_ball_any(q, r) itself (the operand for any radius, -1 and 65
 # included), so nothing but the index decides which rows come back
 # (fp <~> q <= r would keep a Filter above a bitmap scan that hides extra
 # rows).
@@ -188,7 +188,7 @@ SET max_parallel_workers_per_gather = 0;
 FROM checks c
 CROSS JOIN LATERAL (
   SELECT count(*) AS n, coalesce(sum(id), 0) AS s1, coalesce(sum(hashint4(id)), 0) AS s2
-  FROM $tbl WHERE fp <@ hamming_ball_any(c.fp, c.r)) x};
+  FROM $tbl WHERE fp <@ simhash_ball_any(c.fp, c.r)) x};
 	return $sql . "EXPLAIN (COSTS OFF) SELECT c.qid, x.n $lateral;" if $explain;
 	return $sql . qq{
 SELECT c.qid, c.fp, c.r, c.n, x.n, c.s1, x.s1, c.s2, x.s2 $lateral

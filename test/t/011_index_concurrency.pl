@@ -83,11 +83,11 @@ BEGIN
   PERFORM set_config('enable_seqscan', 'off', true);
   PERFORM set_config('enable_bitmapscan', 'off', true);
   PERFORM set_config('enable_indexscan', 'on', true);
-  EXECUTE 'SELECT count(*), coalesce(sum(id), 0) FROM t WHERE fp <@ hamming_ball($1, $2)'
+  EXECUTE 'SELECT count(*), coalesce(sum(id), 0) FROM t WHERE fp <@ simhash_ball($1, $2)'
     INTO a, sa USING q, r;
   PERFORM set_config('enable_bitmapscan', 'on', true);
   PERFORM set_config('enable_indexscan', 'off', true);
-  EXECUTE 'SELECT count(*), coalesce(sum(id), 0) FROM t WHERE fp <@ hamming_ball($1, $2)'
+  EXECUTE 'SELECT count(*), coalesce(sum(id), 0) FROM t WHERE fp <@ simhash_ball($1, $2)'
     INTO b, sb USING q, r;
   PERFORM set_config('enable_seqscan', 'on', true);
   PERFORM set_config('enable_bitmapscan', 'off', true);
@@ -117,7 +117,7 @@ BEGIN
   PERFORM set_config('enable_seqscan', 'off', true);
   PERFORM set_config('enable_bitmapscan', 'off', true);
   PERFORM set_config('enable_indexscan', 'on', true);
-  OPEN cur FOR EXECUTE 'SELECT id, fp FROM t WHERE fp <@ hamming_ball($1, $2)' USING q, r;
+  OPEN cur FOR EXECUTE 'SELECT id, fp FROM t WHERE fp <@ simhash_ball($1, $2)' USING q, r;
   LOOP
     FETCH cur INTO rec;
     EXIT WHEN NOT FOUND;
@@ -148,7 +148,7 @@ for my $case (
 {
 	my $plan = $node->safe_psql('postgres',
 		"SET enable_seqscan = off; SET $case->[0]; "
-		  . "EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE fp <@ hamming_ball('0123456789abcdef', 3)");
+		  . "EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE fp <@ simhash_ball('0123456789abcdef', 3)");
 	like($plan, $case->[1], "with $case->[0] the search uses the index");
 }
 note('before: '
@@ -327,7 +327,7 @@ for my $mode ('index', 'bitmap')
 	my $lateral = q{
 FROM checks c CROSS JOIN LATERAL (
   SELECT count(*) AS n, coalesce(sum(id), 0) AS s1, coalesce(sum(hashint8(id)), 0) AS s2
-  FROM t WHERE fp <@ hamming_ball_any(c.fp, c.r)) x};
+  FROM t WHERE fp <@ simhash_ball_any(c.fp, c.r)) x};
 	my $plan = $node->safe_psql('postgres',
 		"SET enable_seqscan = off; $settings EXPLAIN (COSTS OFF) SELECT x.n $lateral");
 	like($plan,

@@ -39,7 +39,7 @@ CREATE INDEX t_fp ON t USING simhash (fp) WITH (pending_limit = 256);
 });
 
 my $scan_only = 'SET enable_seqscan = off; SET enable_bitmapscan = off;';
-my $all = "fp <@ hamming_ball('0000000000000000', 64)";
+my $all = "fp <@ simhash_ball('0000000000000000', 64)";
 
 sub info
 {

@@ -48,7 +48,7 @@ for my $round (1 .. 16)
 {
 	$sa->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 	$sa->query_safe(
-		"SELECT count(*) FROM t WHERE fp <@ hamming_ball('0123456789abcdef', 12)");
+		"SELECT count(*) FROM t WHERE fp <@ simhash_ball('0123456789abcdef', 12)");
 	$node->safe_psql(
 		'postgres', qq{
 INSERT INTO t (fp) SELECT rfp() FROM generate_series(1, 4000);

@@ -1,5 +1,5 @@
 # The near-duplicate exclusion constraint under concurrency:
-# EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&) must be race-free.
+# EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&) must be race-free.
 #
 # 1. Two sessions insert near-duplicates at the same moment: the second waits
 #    for the first; if the first commits, the second fails with 23P01 (or,
@@ -26,7 +26,7 @@ $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION simhash;
 CREATE TABLE t (id serial, cand int, fp simhash,
-                CONSTRAINT t_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&));
+                CONSTRAINT t_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&));
 });
 
 # ---- 1. two sessions at the same moment
@@ -119,7 +119,7 @@ is( $node->safe_psql(
 # the serial replay: the same candidates, one session, in a shuffled order
 $node->safe_psql(
 	'postgres', q{
-CREATE TABLE s (cand int, fp simhash, EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&));
+CREATE TABLE s (cand int, fp simhash, EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&));
 DO $$
 DECLARE c record;
 BEGIN

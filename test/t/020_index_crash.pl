@@ -91,8 +91,8 @@ my $query = write_script(
 \set lo random(0, 4294967295)
 \set r random(0, 12)
 \set base random(1, :nbase)
-SELECT count(*) FROM t WHERE fp <@ hamming_ball(((:hi::bigint << 32) | :lo::bigint)::simhash, :r);
-SELECT count(*) FROM t WHERE fp <@ hamming_ball((SELECT fp FROM t WHERE id = :base), :r);
+SELECT count(*) FROM t WHERE fp <@ simhash_ball(((:hi::bigint << 32) | :lo::bigint)::simhash, :r);
+SELECT count(*) FROM t WHERE fp <@ simhash_ball((SELECT fp FROM t WHERE id = :base), :r);
 });
 # deletes and VACUUM (dead entries, merges from VACUUM, page recycling)
 my $maint = write_script(
@@ -160,7 +160,7 @@ CREATE TABLE qs (qid serial PRIMARY KEY, center simhash NOT NULL, r int NOT NULL
 WITH c AS (
   (SELECT p.fp AS center FROM (SELECT fp FROM $tbl WHERE fp IS NOT NULL AND $pool_filter
                      ORDER BY random() LIMIT 2000) p
-   WHERE (SELECT count(*) FROM $tbl x WHERE x.fp <@ hamming_ball(p.fp, 6)) > 1 LIMIT 15)
+   WHERE (SELECT count(*) FROM $tbl x WHERE x.fp <@ simhash_ball(p.fp, 6)) > 1 LIMIT 15)
   UNION ALL
   (SELECT fp AS center FROM $tbl WHERE fp IS NOT NULL ORDER BY random() LIMIT 10)
   UNION ALL
@@ -179,7 +179,7 @@ sub answer_sql
 SELECT q.qid, q.center, q.r, count(m.id), coalesce(sum(m.id), 0),
        md5(coalesce(string_agg(m.id::text, ',' ORDER BY m.id), ''))
 FROM qs q LEFT JOIN LATERAL
-     (SELECT x.id FROM $tbl x WHERE x.fp <@ hamming_ball(q.center, q.r)) m ON true
+     (SELECT x.id FROM $tbl x WHERE x.fp <@ simhash_ball(q.center, q.r)) m ON true
 GROUP BY q.qid ORDER BY q.qid};
 }
 
@@ -249,7 +249,7 @@ sub check_index
 		is( $node->safe_psql(
 				'postgres',
 				"$modes{$mode} SELECT count(*) FROM $tbl "
-				  . "WHERE fp <@ hamming_ball('0123456789abcdef', 64)"),
+				  . "WHERE fp <@ simhash_ball('0123456789abcdef', 64)"),
 			$all,
 			"$label: radius 64 via $mode scan returns all $all fingerprints");
 	}

@@ -112,7 +112,7 @@ sub make_queries
 TRUNCATE qs;
 WITH c AS (
   (SELECT p.fp AS center FROM (SELECT fp FROM $tbl WHERE fp IS NOT NULL ORDER BY random() LIMIT 1500) p
-   WHERE (SELECT count(*) FROM $tbl x WHERE x.fp <@ hamming_ball(p.fp, 6)) > 1 LIMIT $partnered)
+   WHERE (SELECT count(*) FROM $tbl x WHERE x.fp <@ simhash_ball(p.fp, 6)) > 1 LIMIT $partnered)
   UNION ALL
   (SELECT fp AS center FROM $tbl WHERE fp IS NOT NULL ORDER BY random() LIMIT $rows)
   UNION ALL
@@ -131,7 +131,7 @@ sub answers
 SELECT q.qid, q.center, q.r, count(m.id), coalesce(sum(m.id), 0),
        md5(coalesce(string_agg(m.id::text, ',' ORDER BY m.id), ''))
 FROM qs q LEFT JOIN LATERAL
-     (SELECT x.id FROM $tbl x WHERE x.fp <@ hamming_ball(q.center, q.r)) m ON true
+     (SELECT x.id FROM $tbl x WHERE x.fp <@ simhash_ball(q.center, q.r)) m ON true
 GROUP BY q.qid ORDER BY q.qid};
 	my $plan = $node->safe_psql('postgres', "$modes{$mode} EXPLAIN (COSTS OFF) $sql");
 	my $uses =
@@ -189,7 +189,7 @@ sub compare_nodes
 	my $all = $primary->safe_psql('postgres', "SELECT count(fp) FROM $tbl");
 	is( $standby->safe_psql(
 			'postgres',
-			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ hamming_ball('fedcba9876543210', 64)"),
+			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ simhash_ball('fedcba9876543210', 64)"),
 		$all,
 		"$label, $tbl: radius 64 on the standby returns all $all fingerprints");
 	my $pi = $primary->safe_psql('postgres', "SELECT * FROM simhash_index_info('$idx')");
@@ -304,11 +304,11 @@ compare_nodes('after inserts, deletes and VACUUM', 's', 's_fp_idx', 30);
 		$bg->query_safe("$modes{index} BEGIN ISOLATION LEVEL REPEATABLE READ;");
 		my $expected = $bg->query_safe('SELECT count(fp) FROM e');
 		my $plan = $bg->query_safe(
-			"EXPLAIN (COSTS OFF) SELECT id FROM e WHERE fp <@ hamming_ball('0000000000000000', 64)");
+			"EXPLAIN (COSTS OFF) SELECT id FROM e WHERE fp <@ simhash_ball('0000000000000000', 64)");
 		like($plan, qr/Index Scan using e_fp_idx/, "$label: the cursor reads the index")
 		  or diag($plan);
 		$bg->query_safe("DECLARE c CURSOR FOR "
-			  . "SELECT id FROM e WHERE fp <@ hamming_ball('0000000000000000', 64)");
+			  . "SELECT id FROM e WHERE fp <@ simhash_ball('0000000000000000', 64)");
 		my @first = split /\n/, $bg->query_safe('FETCH 10 FROM c');
 
 		# merges on the primary: the runs and pending pages the cursor has
@@ -374,7 +374,7 @@ SKIP:
 		my $expected = $bg->query_safe('SELECT count(fp) FROM e');
 		my $xmin = $bg->query_safe('SELECT txid_snapshot_xmin(txid_current_snapshot())');
 		$bg->query_safe("DECLARE c CURSOR FOR "
-			  . "SELECT id FROM e WHERE fp <@ hamming_ball('0000000000000000', 64)");
+			  . "SELECT id FROM e WHERE fp <@ simhash_ball('0000000000000000', 64)");
 		my @first = split /\n/, $bg->query_safe('FETCH 10 FROM c');
 		return ($bg, $expected, $xmin, \@first);
 	};
@@ -509,7 +509,7 @@ sub check_local
 	my $all = $primary->safe_psql('postgres', "SELECT count(fp) FROM $tbl");
 	is( $primary->safe_psql(
 			'postgres',
-			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ hamming_ball('fedcba9876543210', 64)"),
+			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ simhash_ball('fedcba9876543210', 64)"),
 		$all,
 		"$label, $tbl: radius 64 returns all $all fingerprints");
 }
@@ -536,7 +536,7 @@ for my $t ([ 'u', 'u_fp_idx' ], [ 'u2', 'u2_fp_idx' ])
 		"$idx is reset to an empty index");
 	is( $primary->safe_psql(
 			'postgres',
-			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ hamming_ball('fedcba9876543210', 64)"),
+			"$modes{index} SELECT count(*) FROM $tbl WHERE fp <@ simhash_ball('fedcba9876543210', 64)"),
 		0,
 		"$idx answers nothing");
 	$primary->safe_psql(

@@ -149,8 +149,8 @@ $node->safe_psql(
 SET enable_indexscan = off;
 SET enable_bitmapscan = off;
 CREATE TABLE bf_c AS
-  SELECT a.id AS x, b.id AS y, hamming(a.fp, b.fp) AS d
-  FROM c a JOIN c b ON a.id < b.id AND hamming_within(a.fp, b.fp, 6);
+  SELECT a.id AS x, b.id AS y, simhash_hamming(a.fp, b.fp) AS d
+  FROM c a JOIN c b ON a.id < b.id AND simhash_hamming_within(a.fp, b.fp, 6);
 });
 for my $k (3, 6)
 {

@@ -42,7 +42,7 @@ CREATE INDEX docs_chars_idx ON docs USING simhash (simhash(body, 'chars', 3));
 -- rows added after the build: in the pending list and in merged runs
 INSERT INTO docs (id, body) SELECT g, doc(g) FROM generate_series(3001, 3500) g;
 -- a table kept free of near-duplicates by an exclusion constraint
-CREATE TABLE uniq (id int, fp simhash, CONSTRAINT uniq_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&));
+CREATE TABLE uniq (id int, fp simhash, CONSTRAINT uniq_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&));
 INSERT INTO uniq SELECT id, fp FROM docs WHERE id <= 3500 ON CONFLICT DO NOTHING;
 CREATE VIEW near_pairs AS
   SELECT a.id AS a, b.id AS b, a.fp <~> b.fp AS bits

@@ -1,9 +1,16 @@
-/* simhash--0.3.0.sql: install script of the simhash extension, version 0.3.0.
+/* simhash--0.4.0.sql: install script of the simhash extension, version 0.4.0.
  *
  * CREATE EXTENSION simhash runs this one script. It creates what the 0.1.0
- * script and the updates to 0.2.0, 0.2.1 and 0.3.0 create, object for object:
- * the upgrade suite (sql/upgrade.sql) compares the catalogs of both ways of
- * installing. The update scripts stay, for databases on an older version.
+ * script and the updates to 0.2.0, 0.2.1, 0.3.0 and 0.4.0 create, object for
+ * object: the upgrade suite (sql/upgrade.sql) compares the catalogs of both
+ * ways of installing. The update scripts stay, for databases on an older
+ * version (an older version is installed by 0.1.0 and its updates).
+ *
+ * Names (doc/reference.md, "Names"): every function starts with simhash_,
+ * except the fingerprint functions simhash(...) and minhash(...) and the
+ * types' I/O functions. 0.4.0 renamed the others (simhash--0.3.0--0.4.0.sql);
+ * the C symbols keep the old names, which a database still at 0.3.0 calls,
+ * so functions whose C symbol differs from their name give it here.
  *
  * Every object is created and referenced schema-qualified (@extschema@ or
  * pg_catalog), so a hostile search_path cannot redirect anything here.
@@ -48,21 +55,21 @@ CREATE CAST (pg_catalog.int8 AS @extschema@.simhash) WITHOUT FUNCTION;
 
 CREATE FUNCTION @extschema@.simhash_to_bit(@extschema@.simhash) RETURNS pg_catalog.bit
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION @extschema@.bit_to_simhash(pg_catalog.bit) RETURNS @extschema@.simhash
-    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.simhash_from_bit(pg_catalog.bit) RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'bit_to_simhash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION @extschema@.simhash_to_bytea(@extschema@.simhash) RETURNS pg_catalog.bytea
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION @extschema@.bytea_to_simhash(pg_catalog.bytea) RETURNS @extschema@.simhash
-    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.simhash_from_bytea(pg_catalog.bytea) RETURNS @extschema@.simhash
+    AS 'MODULE_PATHNAME', 'bytea_to_simhash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE CAST (@extschema@.simhash AS pg_catalog.bit)
     WITH FUNCTION @extschema@.simhash_to_bit(@extschema@.simhash);
 CREATE CAST (pg_catalog.bit AS @extschema@.simhash)
-    WITH FUNCTION @extschema@.bit_to_simhash(pg_catalog.bit);
+    WITH FUNCTION @extschema@.simhash_from_bit(pg_catalog.bit);
 CREATE CAST (@extschema@.simhash AS pg_catalog.bytea)
     WITH FUNCTION @extschema@.simhash_to_bytea(@extschema@.simhash);
 CREATE CAST (pg_catalog.bytea AS @extschema@.simhash)
-    WITH FUNCTION @extschema@.bytea_to_simhash(pg_catalog.bytea);
+    WITH FUNCTION @extschema@.simhash_from_bytea(pg_catalog.bytea);
 
 -- ---------------------------------------------------------------------------
 -- Ordering (unsigned 64-bit) and hashing: btree and hash operator classes
@@ -157,53 +164,53 @@ CREATE OPERATOR @extschema@.# (LEFTARG = @extschema@.simhash, RIGHTARG = @extsch
     FUNCTION = @extschema@.simhash_xor, COMMUTATOR = OPERATOR(@extschema@.#));
 CREATE OPERATOR @extschema@.~ (RIGHTARG = @extschema@.simhash, FUNCTION = @extschema@.simhash_not);
 
-CREATE FUNCTION @extschema@.bit_count(@extschema@.simhash) RETURNS pg_catalog.int4
+CREATE FUNCTION @extschema@.simhash_bit_count(@extschema@.simhash) RETURNS pg_catalog.int4
     AS 'MODULE_PATHNAME', 'simhash_bit_count' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-COMMENT ON FUNCTION @extschema@.bit_count(@extschema@.simhash) IS 'number of 1 bits in a fingerprint';
+COMMENT ON FUNCTION @extschema@.simhash_bit_count(@extschema@.simhash) IS 'number of 1 bits in a fingerprint';
 
 -- ---------------------------------------------------------------------------
 -- Hamming distance
 --
 -- fp <~> q returns the simhash_distance domain over int4. The comparison
 -- operators between it and int2/int4/int8 carry planner support functions
--- that rewrite "fp <~> q <= k" into hamming_within(fp, q, k), which an index
+-- that rewrite "fp <~> q <= k" into simhash_hamming_within(fp, q, k), which an index
 -- can answer (README.md, "Why isn't my query using an index?").
 -- ---------------------------------------------------------------------------
 
 CREATE DOMAIN @extschema@.simhash_distance AS pg_catalog.int4;
 COMMENT ON DOMAIN @extschema@.simhash_distance IS 'Hamming distance (0..64) returned by <~>';
 
-CREATE FUNCTION @extschema@.hamming_distance(@extschema@.simhash, @extschema@.simhash)
+CREATE FUNCTION @extschema@.simhash_hamming_distance(@extschema@.simhash, @extschema@.simhash)
     RETURNS @extschema@.simhash_distance
     AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-COMMENT ON FUNCTION @extschema@.hamming_distance(@extschema@.simhash, @extschema@.simhash)
+COMMENT ON FUNCTION @extschema@.simhash_hamming_distance(@extschema@.simhash, @extschema@.simhash)
     IS 'number of bits in which two fingerprints differ';
 CREATE OPERATOR @extschema@.<~> (
     LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash,
-    FUNCTION = @extschema@.hamming_distance, COMMUTATOR = OPERATOR(@extschema@.<~>));
+    FUNCTION = @extschema@.simhash_hamming_distance, COMMUTATOR = OPERATOR(@extschema@.<~>));
 
 -- the same distance as plain int4, for ORDER BY fp <-> q
-CREATE FUNCTION @extschema@.hamming(@extschema@.simhash, @extschema@.simhash) RETURNS pg_catalog.int4
+CREATE FUNCTION @extschema@.simhash_hamming(@extschema@.simhash, @extschema@.simhash) RETURNS pg_catalog.int4
     AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 CREATE OPERATOR @extschema@.<-> (
     LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash,
-    FUNCTION = @extschema@.hamming, COMMUTATOR = OPERATOR(@extschema@.<->));
+    FUNCTION = @extschema@.simhash_hamming, COMMUTATOR = OPERATOR(@extschema@.<->));
 
--- answers the planner's index-condition and selectivity requests for hamming_within
+-- answers the planner's index-condition and selectivity requests for simhash_hamming_within
 CREATE FUNCTION @extschema@.simhash_within_support(pg_catalog.internal) RETURNS pg_catalog.internal
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-CREATE FUNCTION @extschema@.hamming_within(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
+CREATE FUNCTION @extschema@.simhash_hamming_within(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
     RETURNS pg_catalog.bool
     AS 'MODULE_PATHNAME', 'simhash_hamming_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
     SUPPORT @extschema@.simhash_within_support;
-COMMENT ON FUNCTION @extschema@.hamming_within(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
+COMMENT ON FUNCTION @extschema@.simhash_hamming_within(@extschema@.simhash, @extschema@.simhash, pg_catalog.int4)
     IS 'true when two fingerprints differ in at most the given number of bits';
 
 -- bound clamping used by the rewrite of < and <= with non-constant bounds
-CREATE FUNCTION @extschema@.hamming_radius_le(pg_catalog.int8) RETURNS pg_catalog.int4
+CREATE FUNCTION @extschema@.simhash_hamming_radius_le(pg_catalog.int8) RETURNS pg_catalog.int4
     AS 'MODULE_PATHNAME', 'simhash_radius_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION @extschema@.hamming_radius_lt(pg_catalog.int8) RETURNS pg_catalog.int4
+CREATE FUNCTION @extschema@.simhash_hamming_radius_lt(pg_catalog.int8) RETURNS pg_catalog.int4
     AS 'MODULE_PATHNAME', 'simhash_radius_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 
 CREATE FUNCTION @extschema@.simhash_distance_lt_support(pg_catalog.internal) RETURNS pg_catalog.internal
@@ -233,15 +240,15 @@ DECLARE
         '<>', 'ne', '=',  'neqsel',      'neqjoinsel',
         '>=', 'ge', '<',  'scalargesel', 'scalargejoinsel',
         '>',  'gt', '<=', 'scalargtsel', 'scalargtjoinsel'];
-    -- left type, right type, name part, prefix of the built-in function
+    -- left type, right type, function name (%s: the kind), prefix of the built-in function
     pairs CONSTANT text[] := ARRAY[
-        '@extschema@.simhash_distance', 'pg_catalog.int4', 'distance_%s_int4', 'int4',
-        'pg_catalog.int4', '@extschema@.simhash_distance', 'int4_%s_distance', 'int4',
-        '@extschema@.simhash_distance', 'pg_catalog.int2', 'distance_%s_int2', 'int42',
-        'pg_catalog.int2', '@extschema@.simhash_distance', 'int2_%s_distance', 'int24',
-        '@extschema@.simhash_distance', 'pg_catalog.int8', 'distance_%s_int8', 'int48',
-        'pg_catalog.int8', '@extschema@.simhash_distance', 'int8_%s_distance', 'int84',
-        '@extschema@.simhash_distance', '@extschema@.simhash_distance', 'distance_%s_distance', 'int4'];
+        '@extschema@.simhash_distance', 'pg_catalog.int4', 'simhash_distance_%s_int4', 'int4',
+        'pg_catalog.int4', '@extschema@.simhash_distance', 'simhash_int4_%s_distance', 'int4',
+        '@extschema@.simhash_distance', 'pg_catalog.int2', 'simhash_distance_%s_int2', 'int42',
+        'pg_catalog.int2', '@extschema@.simhash_distance', 'simhash_int2_%s_distance', 'int24',
+        '@extschema@.simhash_distance', 'pg_catalog.int8', 'simhash_distance_%s_int8', 'int48',
+        'pg_catalog.int8', '@extschema@.simhash_distance', 'simhash_int8_%s_distance', 'int84',
+        '@extschema@.simhash_distance', '@extschema@.simhash_distance', 'simhash_distance_%s_distance', 'int4'];
     -- the commutator of each operator
     commuted CONSTANT pg_catalog.jsonb := '{"<": ">", "<=": ">=", "=": "=", "<>": "<>", ">=": "<=", ">": "<"}';
     i int;
@@ -345,9 +352,10 @@ CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text, weight pg_cata
 -- ---------------------------------------------------------------------------
 -- The simhash index access method (multi-index hashing)
 --
--- hamming_ball(q, r) is the query operand: a fingerprint and a radius.
--- "fp <@ hamming_ball(q, r)" is what the index answers; the planner builds
--- it from hamming_within(fp, q, r), itself rewritten from fp <~> q <= r.
+-- simhash_ball(q, r) makes the query operand, a hamming_ball: a fingerprint
+-- and a radius. "fp <@ simhash_ball(q, r)" is what the index answers; the
+-- planner builds it from simhash_hamming_within(fp, q, r), itself rewritten
+-- from fp <~> q <= r.
 -- ---------------------------------------------------------------------------
 
 CREATE TYPE @extschema@.hamming_ball;
@@ -372,36 +380,38 @@ CREATE TYPE @extschema@.hamming_ball (
 );
 COMMENT ON TYPE @extschema@.hamming_ball IS 'a fingerprint and a radius: the fingerprints within that many bits';
 
-CREATE FUNCTION @extschema@.hamming_ball(@extschema@.simhash, pg_catalog.int4) RETURNS @extschema@.hamming_ball
+CREATE FUNCTION @extschema@.simhash_ball(@extschema@.simhash, pg_catalog.int4) RETURNS @extschema@.hamming_ball
     AS 'MODULE_PATHNAME', 'hamming_ball_make_checked' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION @extschema@.hamming_ball_contains(@extschema@.simhash, @extschema@.hamming_ball)
+-- the operators' functions named as core names its own (elem_contained_by_range for <@,
+-- range_contains_elem for @>)
+CREATE FUNCTION @extschema@.simhash_contained_by_ball(@extschema@.simhash, @extschema@.hamming_ball)
     RETURNS pg_catalog.bool
-    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION @extschema@.hamming_ball_contained(@extschema@.hamming_ball, @extschema@.simhash)
+    AS 'MODULE_PATHNAME', 'hamming_ball_contains' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION @extschema@.simhash_ball_contains(@extschema@.hamming_ball, @extschema@.simhash)
     RETURNS pg_catalog.bool
-    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION @extschema@.hamming_ball_sel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int4)
+    AS 'MODULE_PATHNAME', 'hamming_ball_contained' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION @extschema@.simhash_ball_sel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int4)
     RETURNS pg_catalog.float8
-    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION @extschema@.hamming_ball_joinsel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int2, pg_catalog.internal)
+    AS 'MODULE_PATHNAME', 'hamming_ball_sel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.simhash_ball_joinsel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int2, pg_catalog.internal)
     RETURNS pg_catalog.float8
-    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'hamming_ball_joinsel' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 CREATE OPERATOR @extschema@.<@ (
     LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.hamming_ball,
-    FUNCTION = @extschema@.hamming_ball_contains,
+    FUNCTION = @extschema@.simhash_contained_by_ball,
     COMMUTATOR = OPERATOR(@extschema@.@>),
-    RESTRICT = @extschema@.hamming_ball_sel, JOIN = @extschema@.hamming_ball_joinsel);
+    RESTRICT = @extschema@.simhash_ball_sel, JOIN = @extschema@.simhash_ball_joinsel);
 CREATE OPERATOR @extschema@.@> (
     LEFTARG = @extschema@.hamming_ball, RIGHTARG = @extschema@.simhash,
-    FUNCTION = @extschema@.hamming_ball_contained,
+    FUNCTION = @extschema@.simhash_ball_contains,
     COMMUTATOR = OPERATOR(@extschema@.<@),
-    RESTRICT = @extschema@.hamming_ball_sel, JOIN = @extschema@.hamming_ball_joinsel);
+    RESTRICT = @extschema@.simhash_ball_sel, JOIN = @extschema@.simhash_ball_joinsel);
 
-CREATE FUNCTION @extschema@.mih_handler(pg_catalog.internal) RETURNS pg_catalog.index_am_handler
-    AS 'MODULE_PATHNAME' LANGUAGE C;
+CREATE FUNCTION @extschema@.simhash_am_handler(pg_catalog.internal) RETURNS pg_catalog.index_am_handler
+    AS 'MODULE_PATHNAME', 'mih_handler' LANGUAGE C;
 
-CREATE ACCESS METHOD simhash TYPE INDEX HANDLER @extschema@.mih_handler;
+CREATE ACCESS METHOD simhash TYPE INDEX HANDLER @extschema@.simhash_am_handler;
 COMMENT ON ACCESS METHOD simhash IS 'multi-index hashing over blocks of 64-bit fingerprints: exact Hamming-radius search';
 
 CREATE OPERATOR CLASS @extschema@.simhash_ops
@@ -462,13 +472,13 @@ CREATE FUNCTION @extschema@.simhash_features(doc pg_catalog.text, features pg_ca
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'simhash_features_v2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100 ROWS 100;
 
--- hamming_ball(q, r) takes a radius of 0..64 bits, like every radius a user gives; the planner
--- builds hamming_ball_any(q, r) for hamming_within(fp, q, r) with a radius it cannot check
-CREATE FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog.int4)
+-- simhash_ball(q, r) takes a radius of 0..64 bits, like every radius a user gives; the planner
+-- builds simhash_ball_any(q, r) for simhash_hamming_within(fp, q, r) with a radius it cannot check
+CREATE FUNCTION @extschema@.simhash_ball_any(@extschema@.simhash, pg_catalog.int4)
     RETURNS @extschema@.hamming_ball
     AS 'MODULE_PATHNAME', 'hamming_ball_make' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-COMMENT ON FUNCTION @extschema@.hamming_ball_any(@extschema@.simhash, pg_catalog.int4)
-    IS 'the index operand of hamming_within(fp, q, r) for any r: below 0 matches nothing, 64 and more everything';
+COMMENT ON FUNCTION @extschema@.simhash_ball_any(@extschema@.simhash, pg_catalog.int4)
+    IS 'the index operand of simhash_hamming_within(fp, q, r) for any r: below 0 matches nothing, 64 and more everything';
 
 -- ANALYZE also measures the share of pairs of rows within each radius (the self-join's row
 -- estimate needs it; src/planner/typanalyze.c)
@@ -483,29 +493,29 @@ ALTER TYPE @extschema@.simhash SET (ANALYZE = @extschema@.simhash_typanalyze);
 -- (the built-in one, declared with the domain so the family stays complete for amvalidate).
 DO $gen$
 DECLARE
-    -- left type, right type, name part, built-in comparison function
+    -- left type, right type, function name, built-in comparison function
     pairs CONSTANT text[] := ARRAY[
-        '@extschema@.simhash_distance', 'pg_catalog.int4', 'distance_int4', 'btint4cmp',
-        'pg_catalog.int4', '@extschema@.simhash_distance', 'int4_distance', 'btint4cmp',
-        '@extschema@.simhash_distance', '@extschema@.simhash_distance', 'distance_distance', 'btint4cmp',
-        '@extschema@.simhash_distance', 'pg_catalog.int2', 'distance_int2', 'btint42cmp',
-        'pg_catalog.int2', '@extschema@.simhash_distance', 'int2_distance', 'btint24cmp',
-        '@extschema@.simhash_distance', 'pg_catalog.int8', 'distance_int8', 'btint48cmp',
-        'pg_catalog.int8', '@extschema@.simhash_distance', 'int8_distance', 'btint84cmp'];
+        '@extschema@.simhash_distance', 'pg_catalog.int4', 'simhash_distance_cmp_int4', 'btint4cmp',
+        'pg_catalog.int4', '@extschema@.simhash_distance', 'simhash_int4_cmp_distance', 'btint4cmp',
+        '@extschema@.simhash_distance', '@extschema@.simhash_distance', 'simhash_distance_cmp_distance', 'btint4cmp',
+        '@extschema@.simhash_distance', 'pg_catalog.int2', 'simhash_distance_cmp_int2', 'btint42cmp',
+        'pg_catalog.int2', '@extschema@.simhash_distance', 'simhash_int2_cmp_distance', 'btint24cmp',
+        '@extschema@.simhash_distance', 'pg_catalog.int8', 'simhash_distance_cmp_int8', 'btint48cmp',
+        'pg_catalog.int8', '@extschema@.simhash_distance', 'simhash_int8_cmp_distance', 'btint84cmp'];
     j int;
 BEGIN
     FOR j IN 0 .. 6 LOOP
         EXECUTE pg_catalog.format(
             'CREATE FUNCTION @extschema@.%I(%s, %s) RETURNS pg_catalog.int4'
             ' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF AS %L',
-            'btcmp_' || pairs[j * 4 + 3], pairs[j * 4 + 1], pairs[j * 4 + 2], pairs[j * 4 + 4]);
+            pairs[j * 4 + 3], pairs[j * 4 + 1], pairs[j * 4 + 2], pairs[j * 4 + 4]);
         EXECUTE pg_catalog.format(
             'ALTER OPERATOR FAMILY pg_catalog.integer_ops USING btree ADD'
             ' OPERATOR 1 @extschema@.< (%1$s, %2$s), OPERATOR 2 @extschema@.<= (%1$s, %2$s),'
             ' OPERATOR 3 @extschema@.= (%1$s, %2$s), OPERATOR 4 @extschema@.>= (%1$s, %2$s),'
             ' OPERATOR 5 @extschema@.> (%1$s, %2$s),'
             ' FUNCTION 1 (%1$s, %2$s) @extschema@.%3$I(%1$s, %2$s)',
-            pairs[j * 4 + 1], pairs[j * 4 + 2], 'btcmp_' || pairs[j * 4 + 3]);
+            pairs[j * 4 + 1], pairs[j * 4 + 2], pairs[j * 4 + 3]);
     END LOOP;
 END
 $gen$;
@@ -517,20 +527,20 @@ ALTER OPERATOR FAMILY @extschema@.simhash_ops USING simhash
     ADD OPERATOR 2 @extschema@.<-> (@extschema@.simhash, @extschema@.simhash) FOR ORDER BY pg_catalog.integer_ops;
 
 -- A constraint that keeps near-duplicates out:
---   ALTER TABLE docs ADD CONSTRAINT docs_no_near_dup EXCLUDE USING simhash (hamming_ball(fp, 3) WITH &&);
+--   ALTER TABLE docs ADD CONSTRAINT docs_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&);
 -- a && b: each ball holds the other's centre (the centres are within the smaller radius);
 -- commutative, as EXCLUDE needs, and "within 3 bits" when both radii are 3. The index of
 -- such a constraint keeps the centres (simhash_ball_ops); the heap rechecks the radii.
-CREATE FUNCTION @extschema@.hamming_ball_near(@extschema@.hamming_ball, @extschema@.hamming_ball)
+CREATE FUNCTION @extschema@.simhash_ball_near(@extschema@.hamming_ball, @extschema@.hamming_ball)
     RETURNS pg_catalog.bool
-    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-COMMENT ON FUNCTION @extschema@.hamming_ball_near(@extschema@.hamming_ball, @extschema@.hamming_ball)
+    AS 'MODULE_PATHNAME', 'hamming_ball_near' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.simhash_ball_near(@extschema@.hamming_ball, @extschema@.hamming_ball)
     IS 'a && b: the centres are within both radii of each other';
 CREATE OPERATOR @extschema@.&& (
     LEFTARG = @extschema@.hamming_ball, RIGHTARG = @extschema@.hamming_ball,
-    FUNCTION = @extschema@.hamming_ball_near,
+    FUNCTION = @extschema@.simhash_ball_near,
     COMMUTATOR = OPERATOR(@extschema@.&&),
-    RESTRICT = @extschema@.hamming_ball_sel, JOIN = @extschema@.hamming_ball_joinsel);
+    RESTRICT = @extschema@.simhash_ball_sel, JOIN = @extschema@.simhash_ball_joinsel);
 CREATE OPERATOR CLASS @extschema@.simhash_ball_ops
     DEFAULT FOR TYPE @extschema@.hamming_ball USING simhash AS
         OPERATOR 3 @extschema@.&& (@extschema@.hamming_ball, @extschema@.hamming_ball);
@@ -633,13 +643,6 @@ CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text, features pg_catalog.tex
     AS 'MODULE_PATHNAME', 'simhash_minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
 COMMENT ON FUNCTION @extschema@.minhash(pg_catalog.text, pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
     IS 'one-permutation MinHash sketch (64 bins, 1 bit each, optimal densification) of the features simhash(text, features, size) hashes; Hamming distance about 32 (1 - Jaccard); NULL when the document has no feature';
-
-CREATE FUNCTION @extschema@.simhash_key_partners(id pg_catalog.int8, fp @extschema@.simhash, block pg_catalog.int4,
-                                                 radius pg_catalog.int4, blocks pg_catalog.int4)
-    RETURNS pg_catalog.int8[]
-    AS 'MODULE_PATHNAME', 'simhash_key_partners' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION @extschema@.simhash_key_partners(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
-    IS 'window function over the rows of one pigeonhole key (PARTITION BY key from simhash_blocks(fp, radius, blocks)): the ids of the row''s partners in the pairs within radius whose first shared key it is';
 
 CREATE FUNCTION @extschema@.simhash_key_pack_transfn(pg_catalog.internal, pg_catalog.int8, @extschema@.simhash,
                                                      pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
