@@ -1,7 +1,7 @@
 # simhash: PostgreSQL extension, built with PGXS.
 EXTENSION = simhash
 MODULE_big = simhash
-DATA = simhash--0.3.0.sql simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql simhash--0.2.0--0.2.1.sql simhash--0.2.1--0.3.0.sql
+DATA = simhash--0.4.0.sql simhash--0.3.0.sql simhash--0.3.0--0.4.0.sql simhash--0.1.0.sql simhash--0.1.0--0.2.0.sql simhash--0.2.0--0.2.1.sql simhash--0.2.1--0.3.0.sql
 OBJS = src/module.o \
        src/type/type.o src/type/distance.o src/type/ball.o \
        src/planner/rewrite.o src/planner/selectivity.o src/planner/typanalyze.o \

@@ -832,9 +832,12 @@ CREATE OPERATOR CLASS sh_idx_bogus.search_as_order FOR TYPE simhash USING simhas
 CREATE OPERATOR CLASS sh_idx_bogus.order_as_search FOR TYPE simhash USING simhash AS
     OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 1 <-> (simhash, simhash) FOR ORDER BY integer_ops;
 CREATE OPERATOR CLASS sh_idx_bogus.ordering FOR TYPE simhash USING simhash AS
+    OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 2 <-> (simhash, simhash_order) FOR ORDER BY integer_ops;
+-- the distance users write returns simhash_distance, not an integer: not an ordering operator
+CREATE OPERATOR CLASS sh_idx_bogus.ordering_by_domain FOR TYPE simhash USING simhash AS
     OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 2 <-> (simhash, simhash) FOR ORDER BY integer_ops;
 SELECT opcname, amvalidate(oid) FROM pg_opclass
-WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname IN ('search_as_order', 'order_as_search', 'ordering')
+WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname IN ('search_as_order', 'order_as_search', 'ordering', 'ordering_by_domain')
 ORDER BY opcname;
 \set VERBOSITY terse
 DROP SCHEMA sh_idx_bogus CASCADE;
