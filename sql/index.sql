@@ -223,6 +223,23 @@ SELECT type, count(*) AS pages, sum(items) AS items, min("table") AS min_table, 
 FROM simhash_index_pages('sh_idx_fp') GROUP BY type ORDER BY type;
 SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_idx_fp');
 
+-- verify reports an entry written twice (test fault insert_twice: an insert
+-- appends its entry to the pending list twice), which an index scan returns twice
+CREATE TABLE sh_idx_twice (id int, fp simhash);
+CREATE INDEX sh_idx_twice_fp ON sh_idx_twice USING simhash (fp);
+INSERT INTO sh_idx_twice SELECT g, left(md5(g::text), 16)::simhash FROM generate_series(1, 10) g;
+SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_idx_twice_fp');
+SET simhash.test_fault = insert_twice;
+INSERT INTO sh_idx_twice VALUES (11, '0123456789abcdef');
+RESET simhash.test_fault;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS index_scan_rows FROM sh_idx_twice WHERE fp <~> '0123456789abcdef' <= 0;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT * FROM simhash_index_verify('sh_idx_twice_fp');
+DROP TABLE sh_idx_twice;
+
 --
 -- Plans: "fp <~> q <= k" is rewritten to hamming_within(), which becomes the
 -- index condition "fp <@ hamming_ball(q, k)".
