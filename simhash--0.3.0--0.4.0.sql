@@ -19,6 +19,34 @@
 
 \echo Use "ALTER EXTENSION simhash UPDATE TO '0.4.0'" to load this file. \quit
 
+-- 0.4.0 also makes <-> (simhash, simhash) again, with the type of <~> (simhash_distance; it
+-- returned int4), so that both reach a simhash index in WHERE and ORDER BY (the block "One
+-- distance" below). A view or function of a user's that uses the old <-> would forbid
+-- dropping it: say so, and what to do, before anything changes.
+DO $check$
+DECLARE
+    users text;
+BEGIN
+    SELECT pg_catalog.string_agg(COALESCE(
+               (SELECT 'view ' || r.ev_class::pg_catalog.regclass::pg_catalog.text
+                  FROM pg_catalog.pg_rewrite r
+                 WHERE d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND r.oid = d.objid),
+               pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)), ', ')
+      INTO users
+      FROM pg_catalog.pg_depend d
+     WHERE d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass
+       AND d.refobjid = '@extschema@.<->(@extschema@.simhash, @extschema@.simhash)'::pg_catalog.regoperator
+       AND d.deptype = 'n'
+       AND d.classid <> 'pg_catalog.pg_amop'::pg_catalog.regclass
+       AND d.classid <> 'pg_catalog.pg_operator'::pg_catalog.regclass;
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'simhash 0.4.0 changes the result type of operator <-> (simhash, simhash) from integer to simhash_distance, and these objects use it: %', users
+            USING HINT = 'Drop them, run ALTER EXTENSION simhash UPDATE again and create them again '
+                         '(their definitions read the same), or leave the extension at 0.3.0.';
+    END IF;
+END
+$check$;
+
 -- ---------------------------------------------------------------------------
 -- The distance functions behind <~> and <->
 -- (kept together: the planner's ORDER BY / WHERE support for them builds on
@@ -144,3 +172,40 @@ ALTER FUNCTION @extschema@.btcmp_distance_distance(@extschema@.simhash_distance,
 
 DROP FUNCTION @extschema@.simhash_key_partners(pg_catalog.int8, @extschema@.simhash, pg_catalog.int4,
                                                pg_catalog.int4, pg_catalog.int4);
+
+-- ---------------------------------------------------------------------------
+-- One distance: <-> becomes <~> under another name (simhash_hamming_distance,
+-- returning simhash_distance), whose planner support makes it the index's
+-- ordering operator <-> (simhash, simhash_order), which returns int4
+-- (simhash--0.4.0.sql says why); simhash_hamming keeps returning int4.
+-- ---------------------------------------------------------------------------
+
+ALTER OPERATOR FAMILY @extschema@.simhash_ops USING simhash
+    DROP OPERATOR 2 (@extschema@.simhash, @extschema@.simhash);
+DROP OPERATOR @extschema@.<-> (@extschema@.simhash, @extschema@.simhash);
+
+CREATE FUNCTION @extschema@.simhash_distance_support(pg_catalog.internal) RETURNS pg_catalog.internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER FUNCTION @extschema@.simhash_hamming_distance(@extschema@.simhash, @extschema@.simhash)
+    SUPPORT @extschema@.simhash_distance_support;
+CREATE OPERATOR @extschema@.<-> (
+    LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash,
+    FUNCTION = @extschema@.simhash_hamming_distance, COMMUTATOR = OPERATOR(@extschema@.<->));
+-- simhash_hamming stays int4, for storing the number; no operator is its now
+ALTER FUNCTION @extschema@.simhash_hamming(@extschema@.simhash, @extschema@.simhash)
+    SUPPORT @extschema@.simhash_distance_support;
+COMMENT ON FUNCTION @extschema@.simhash_hamming(@extschema@.simhash, @extschema@.simhash)
+    IS 'number of bits in which two fingerprints differ, as int4';
+CREATE DOMAIN @extschema@.simhash_order AS @extschema@.simhash;
+COMMENT ON DOMAIN @extschema@.simhash_order
+    IS 'the query fingerprint of the index''s ordering operator; the planner writes it, users need not';
+CREATE FUNCTION @extschema@.simhash_order_distance(@extschema@.simhash, @extschema@.simhash_order)
+    RETURNS pg_catalog.int4
+    AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.simhash_order_distance(@extschema@.simhash, @extschema@.simhash_order)
+    IS 'the Hamming distance as int4, the index''s ORDER BY operator';
+CREATE OPERATOR @extschema@.<-> (
+    LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash_order,
+    FUNCTION = @extschema@.simhash_order_distance);
+ALTER OPERATOR FAMILY @extschema@.simhash_ops USING simhash
+    ADD OPERATOR 2 @extschema@.<-> (@extschema@.simhash, @extschema@.simhash_order) FOR ORDER BY pg_catalog.integer_ops;

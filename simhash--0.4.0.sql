@@ -180,21 +180,50 @@ COMMENT ON FUNCTION @extschema@.simhash_bit_count(@extschema@.simhash) IS 'numbe
 CREATE DOMAIN @extschema@.simhash_distance AS pg_catalog.int4;
 COMMENT ON DOMAIN @extschema@.simhash_distance IS 'Hamming distance (0..64) returned by <~>';
 
+-- One distance: fp <-> q is the same distance as fp <~> q, of the same type, and users
+-- write both, in WHERE and in ORDER BY: both reach a simhash index. The planner support
+-- function simhash_distance_support makes a call of either
+-- ((fp <-> q::simhash_order)::simhash_distance): the index's ordering operator
+-- <-> (simhash, simhash_order) returns plain int4, which an ORDER BY matches to the index
+-- (a sort key of a domain type cannot be), and comparisons on it are still rewritten into
+-- simhash_hamming_within (src/planner/rewrite.c).
+CREATE FUNCTION @extschema@.simhash_distance_support(pg_catalog.internal) RETURNS pg_catalog.internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION @extschema@.simhash_hamming_distance(@extschema@.simhash, @extschema@.simhash)
     RETURNS @extschema@.simhash_distance
-    AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+    AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+    SUPPORT @extschema@.simhash_distance_support;
 COMMENT ON FUNCTION @extschema@.simhash_hamming_distance(@extschema@.simhash, @extschema@.simhash)
     IS 'number of bits in which two fingerprints differ';
 CREATE OPERATOR @extschema@.<~> (
     LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash,
     FUNCTION = @extschema@.simhash_hamming_distance, COMMUTATOR = OPERATOR(@extschema@.<~>));
 
--- the same distance as plain int4, for ORDER BY fp <-> q
-CREATE FUNCTION @extschema@.simhash_hamming(@extschema@.simhash, @extschema@.simhash) RETURNS pg_catalog.int4
-    AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+-- <->, the spelling pgvector users know, is <~> under another name
 CREATE OPERATOR @extschema@.<-> (
     LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash,
-    FUNCTION = @extschema@.simhash_hamming, COMMUTATOR = OPERATOR(@extschema@.<->));
+    FUNCTION = @extschema@.simhash_hamming_distance, COMMUTATOR = OPERATOR(@extschema@.<->));
+
+-- the same number as plain int4, for storing it (a column of the domain would belong to
+-- the extension); ORDER BY it reaches the index too
+CREATE FUNCTION @extschema@.simhash_hamming(@extschema@.simhash, @extschema@.simhash) RETURNS pg_catalog.int4
+    AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+    SUPPORT @extschema@.simhash_distance_support;
+COMMENT ON FUNCTION @extschema@.simhash_hamming(@extschema@.simhash, @extschema@.simhash)
+    IS 'number of bits in which two fingerprints differ, as int4';
+
+CREATE DOMAIN @extschema@.simhash_order AS @extschema@.simhash;
+COMMENT ON DOMAIN @extschema@.simhash_order
+    IS 'the query fingerprint of the index''s ordering operator; the planner writes it, users need not';
+CREATE FUNCTION @extschema@.simhash_order_distance(@extschema@.simhash, @extschema@.simhash_order)
+    RETURNS pg_catalog.int4
+    AS 'MODULE_PATHNAME', 'simhash_hamming_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.simhash_order_distance(@extschema@.simhash, @extschema@.simhash_order)
+    IS 'the Hamming distance as int4, the index''s ORDER BY operator';
+CREATE OPERATOR @extschema@.<-> (
+    LEFTARG = @extschema@.simhash, RIGHTARG = @extschema@.simhash_order,
+    FUNCTION = @extschema@.simhash_order_distance);
 
 -- answers the planner's index-condition and selectivity requests for simhash_hamming_within
 CREATE FUNCTION @extschema@.simhash_within_support(pg_catalog.internal) RETURNS pg_catalog.internal
@@ -520,11 +549,11 @@ BEGIN
 END
 $gen$;
 
--- ORDER BY fp <-> q [LIMIT k] from a simhash index: exact nearest neighbours, NULL
--- fingerprints last. <-> (simhash, simhash) returns the distance as int4, so its results sort
--- by btree's integer_ops.
+-- ORDER BY fp <-> q (or fp <~> q) [LIMIT k] from a simhash index: exact nearest neighbours,
+-- NULL fingerprints last. The planner turns either into <-> (simhash, simhash_order), which
+-- returns the distance as int4, so its results sort by btree's integer_ops.
 ALTER OPERATOR FAMILY @extschema@.simhash_ops USING simhash
-    ADD OPERATOR 2 @extschema@.<-> (@extschema@.simhash, @extschema@.simhash) FOR ORDER BY pg_catalog.integer_ops;
+    ADD OPERATOR 2 @extschema@.<-> (@extschema@.simhash, @extschema@.simhash_order) FOR ORDER BY pg_catalog.integer_ops;
 
 -- A constraint that keeps near-duplicates out:
 --   ALTER TABLE docs ADD CONSTRAINT docs_no_near_dup EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&);

@@ -223,6 +223,23 @@ SELECT type, count(*) AS pages, sum(items) AS items, min("table") AS min_table, 
 FROM simhash_index_pages('sh_idx_fp') GROUP BY type ORDER BY type;
 SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_idx_fp');
 
+-- verify reports an entry written twice (test fault insert_twice: an insert
+-- appends its entry to the pending list twice), which an index scan returns twice
+CREATE TABLE sh_idx_twice (id int, fp simhash);
+CREATE INDEX sh_idx_twice_fp ON sh_idx_twice USING simhash (fp);
+INSERT INTO sh_idx_twice SELECT g, left(md5(g::text), 16)::simhash FROM generate_series(1, 10) g;
+SELECT runs, run_entries, pending_entries, heap_tuples_checked FROM simhash_index_verify('sh_idx_twice_fp');
+SET simhash.test_fault = insert_twice;
+INSERT INTO sh_idx_twice VALUES (11, '0123456789abcdef');
+RESET simhash.test_fault;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS index_scan_rows FROM sh_idx_twice WHERE fp <~> '0123456789abcdef' <= 0;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT * FROM simhash_index_verify('sh_idx_twice_fp');
+DROP TABLE sh_idx_twice;
+
 --
 -- Plans: "fp <~> q <= k" is rewritten to simhash_hamming_within(), which becomes the
 -- index condition "fp <@ simhash_ball(q, k)".
@@ -832,9 +849,12 @@ CREATE OPERATOR CLASS sh_idx_bogus.search_as_order FOR TYPE simhash USING simhas
 CREATE OPERATOR CLASS sh_idx_bogus.order_as_search FOR TYPE simhash USING simhash AS
     OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 1 <-> (simhash, simhash) FOR ORDER BY integer_ops;
 CREATE OPERATOR CLASS sh_idx_bogus.ordering FOR TYPE simhash USING simhash AS
+    OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 2 <-> (simhash, simhash_order) FOR ORDER BY integer_ops;
+-- the distance users write returns simhash_distance, not an integer: not an ordering operator
+CREATE OPERATOR CLASS sh_idx_bogus.ordering_by_domain FOR TYPE simhash USING simhash AS
     OPERATOR 1 <@ (simhash, hamming_ball), OPERATOR 2 <-> (simhash, simhash) FOR ORDER BY integer_ops;
 SELECT opcname, amvalidate(oid) FROM pg_opclass
-WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname IN ('search_as_order', 'order_as_search', 'ordering')
+WHERE opcnamespace = 'sh_idx_bogus'::regnamespace AND opcname IN ('search_as_order', 'order_as_search', 'ordering', 'ordering_by_domain')
 ORDER BY opcname;
 \set VERBOSITY terse
 DROP SCHEMA sh_idx_bogus CASCADE;

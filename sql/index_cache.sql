@@ -354,7 +354,7 @@ FROM sh_near_pairs('sh_pos', 'sh_pos_q', '{0,3,4}', true) WHERE qid IN (-1, -2) 
 -- nearest neighbours probe through the position indexes too: the distances
 -- of each point's 10 and 2,100 nearest rows (past the copies) as a
 -- sequential scan finds them
-CREATE FUNCTION sh_pos_knn(idx bool, k int) RETURNS TABLE (qid int, d int[])
+CREATE FUNCTION sh_pos_knn(idx bool, k int) RETURNS TABLE (qid int, d simhash_distance[])
 LANGUAGE plpgsql AS $fn$
 BEGIN
     PERFORM set_config('enable_seqscan', (NOT idx)::text, true);

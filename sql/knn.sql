@@ -125,6 +125,56 @@ ORDER BY qid, r;
 SELECT c.* FROM kn_check('SELECT id, fp <-> ''c4ca4238a0b92382''::simhash FROM kn ORDER BY fp <-> ''c4ca4238a0b92382''::simhash') c;
 RESET simhash.test_fault;
 
+--
+-- One distance: <~> and <-> are the same distance of the same type, and each
+-- reaches the index in ORDER BY and in WHERE, on either side, by name too
+-- (the planner support makes either the index's ordering operator, whose
+-- query side EXPLAIN shows as ::simhash_order). Each form against the
+-- sequential scan's answer.
+--
+EXPLAIN (COSTS OFF)
+SELECT id FROM kn ORDER BY fp <~> 'c4ca4238a0b92382' LIMIT 10;
+EXPLAIN (COSTS OFF)
+SELECT id FROM kn ORDER BY 'c4ca4238a0b92382' <~> fp LIMIT 10;
+EXPLAIN (COSTS OFF)
+SELECT id FROM kn ORDER BY simhash_hamming_distance(fp, 'c4ca4238a0b92382') LIMIT 10;
+EXPLAIN (COSTS OFF)
+SELECT id FROM kn ORDER BY simhash_hamming(fp, 'c4ca4238a0b92382') LIMIT 10;
+EXPLAIN (COSTS OFF)
+SELECT id FROM kn WHERE fp <-> 'c4ca4238a0b92382' <= 8;
+EXPLAIN (COSTS OFF)
+SELECT id FROM kn WHERE 8 >= 'c4ca4238a0b92382' <-> fp;
+EXPLAIN (COSTS OFF)
+SELECT id FROM kn WHERE fp <-> 'c4ca4238a0b92382' <= 8 ORDER BY fp <~> 'c4ca4238a0b92382' LIMIT 5;
+SELECT pg_typeof(fp <-> fp) AS "<->", pg_typeof(fp <~> fp) AS "<~>" FROM kn LIMIT 1;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE (fp <-> 'c4ca4238a0b92382') = (fp <~> 'c4ca4238a0b92382')) AS same_distance
+FROM kn;
+SELECT qid, form, c.*
+FROM kn_q, unnest(ARRAY['fp <~> %1$L::simhash', '%1$L::simhash <-> fp', '%1$L::simhash <~> fp',
+                        'simhash_hamming_distance(fp, %1$L::simhash)', 'simhash_hamming(fp, %1$L::simhash)']) form,
+     kn_check(format('SELECT id, fp <-> %1$L::simhash FROM kn ORDER BY ' || form || ' LIMIT 20', q)) c
+ORDER BY qid, form;
+-- a radius written with <->: the index's answer (kn_check forbids any other
+-- scan) is the sequential scan's, in distance order
+SELECT qid, r, c.*
+FROM kn_q, unnest(ARRAY[0, 3, 12]) r,
+     kn_check(format('SELECT id, fp <-> %1$L::simhash FROM kn WHERE fp <-> %1$L::simhash <= %2$s ORDER BY fp <-> %1$L::simhash, id', q, r)) c
+ORDER BY qid, r;
+-- generic plans, with the bound sent as each integer type
+PREPARE kn_within(simhash, int8) AS SELECT count(*) FROM kn WHERE fp <-> $1 <= $2;
+PREPARE kn_near_tilde(simhash) AS SELECT id FROM kn ORDER BY fp <~> $1 LIMIT 3;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE kn_within('c4ca4238a0b92382', 12);
+EXPLAIN (COSTS OFF) EXECUTE kn_near_tilde('c4ca4238a0b92382');
+EXECUTE kn_within('c4ca4238a0b92382', 12);
+RESET plan_cache_mode;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FROM kn WHERE fp <-> 'c4ca4238a0b92382' <= 12;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+
 -- Ties: the duplicates of row 4502's fingerprint come first, at distance 0
 SELECT count(*) FILTER (WHERE d = 0) AS at_zero
 FROM (SELECT fp <-> (SELECT fp FROM kn WHERE id = 4502) AS d FROM kn

@@ -96,7 +96,7 @@ BEGIN
                 FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) SELECT (' || pred || ') FROM sh_rw' LOOP
                     plan := plan || line || E'\n';
                 END LOOP;
-                rewritten := position('<~>' IN plan) = 0 AND position('simhash_hamming_distance(' IN plan) = 0;
+                rewritten := position('<~>' IN plan) = 0 AND position('<->' IN plan) = 0 AND position('simhash_hamming_distance(' IN plan) = 0;
                 RETURN NEXT;
             END LOOP;
         END LOOP;

@@ -189,3 +189,33 @@ SELECT 'from 0.3.0' AS path, f.fact AS missing, u.fact AS extra
 FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f(fact)
 FULL JOIN (SELECT * FROM pg_temp.ext_catalog() EXCEPT SELECT * FROM fresh_catalog) u(fact) ON false;
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+
+-- 0.3.0 to 0.4.0 makes <-> (simhash, simhash) again with the type of <~> (simhash_distance,
+-- was integer): an object of the user's that uses the old one stops the update before it
+-- changes anything, naming the object and what to do; without it, the update goes through
+-- and ORDER BY fp <~> q uses the index
+DROP EXTENSION simhash;
+CREATE EXTENSION simhash VERSION '0.3.0';
+CREATE TABLE up_near (id int, fp simhash);
+INSERT INTO up_near SELECT g, left(md5(g::text), 16)::simhash FROM generate_series(1, 500) g;
+CREATE INDEX up_near_fp ON up_near USING simhash (fp);
+CREATE VIEW up_near_d AS SELECT id, fp <-> '0123456789abcdef' AS d FROM up_near;
+SELECT pg_typeof(d) AS d_at_030 FROM up_near_d LIMIT 1;
+\set VERBOSITY default
+ALTER EXTENSION simhash UPDATE TO '0.4.0';
+\set VERBOSITY terse
+SELECT extversion AS still FROM pg_extension WHERE extname = 'simhash';
+DROP VIEW up_near_d;
+ALTER EXTENSION simhash UPDATE TO '0.4.0';
+CREATE VIEW up_near_d AS SELECT id, fp <-> '0123456789abcdef' AS d FROM up_near;
+SELECT pg_typeof(d) AS d_at_040 FROM up_near_d LIMIT 1;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM up_near ORDER BY fp <~> '0123456789abcdef' LIMIT 3;
+EXPLAIN (COSTS OFF) SELECT id FROM up_near WHERE fp <-> '0123456789abcdef' <= 20;
+RESET enable_seqscan;
+SELECT 'from 0.3.0' AS path, f.fact AS missing, u.fact AS extra
+FROM (SELECT * FROM fresh_catalog EXCEPT SELECT * FROM pg_temp.ext_catalog()) f(fact)
+FULL JOIN (SELECT * FROM pg_temp.ext_catalog() EXCEPT SELECT * FROM fresh_catalog) u(fact) ON false;
+DROP VIEW up_near_d;
+DROP TABLE up_near;
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';

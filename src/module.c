@@ -44,6 +44,7 @@ static const struct config_enum_entry test_fault_options[] = {
 	{"merge_skew_later", SH_FAULT_MERGE_SKEW_LATER, false},
 	{"v2_metapage", SH_FAULT_V2_METAPAGE, false},
 	{"retired_wrong_head", SH_FAULT_RETIRED_WRONG_HEAD, false},
+	{"insert_twice", SH_FAULT_INSERT_TWICE, false},
 	{NULL, 0, false}
 };
 
@@ -110,7 +111,8 @@ _PG_init(void)
 							 "first live entry it reads, as if the index lacked it. "
 							 "knn_keep_small: nearest-neighbour searches keep no entry "
 							 "beyond distance 0 at first and probe again for each "
-							 "further bit.",
+							 "further bit. insert_twice: an insert appends its entry "
+							 "to the pending list twice.",
 							 &simhash_test_fault,
 							 SH_FAULT_NONE, test_fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE,

@@ -22,6 +22,7 @@
 #define SH_FAULT_MERGE_SKEW_LATER		12
 #define SH_FAULT_V2_METAPAGE			13	/* build as 0.3.0 did: on-disk version 2 */
 #define SH_FAULT_RETIRED_WRONG_HEAD		14	/* a retired run's entry names a run that stays */
+#define SH_FAULT_INSERT_TWICE			15	/* an insert appends its entry twice */
 extern void sh_test_pause(int fault);
 extern int	simhash_test_fault;
 

@@ -8,6 +8,7 @@
  * single small WAL record covering the metapage and the tail page.
  */
 #include "mih.h"
+#include "test_fault.h"
 
 bool
 mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -69,6 +70,13 @@ mih_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	MihPageGetEntries(target)[n] = entry;
 	MihPageSetNItems(target, n + 1, sizeof(MihEntry));
 	meta->pending_entries++;
+	/* a test's duplicate entry, which simhash_index_verify must report */
+	if (simhash_test_fault == SH_FAULT_INSERT_TWICE && n + 1 < MIH_ENTRIES_PER_PAGE)
+	{
+		MihPageGetEntries(target)[n + 1] = entry;
+		MihPageSetNItems(target, n + 2, sizeof(MihEntry));
+		meta->pending_entries++;
+	}
 	merge = meta->pending_entries >= mih_get_options(index)->pending_limit;
 	GenericXLogFinish(state);
 

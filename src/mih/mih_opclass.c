@@ -63,11 +63,16 @@ validate_operator(Form_pg_amop oprform, Oid opcintype, const char *opfamilyname,
 	}
 	if (oprform->amopstrategy == MIH_STRATEGY_DISTANCE)
 	{
-		/* ORDER BY fp <-> q: an int4 distance, sorted by btree integer_ops */
+		/*
+		 * ORDER BY fp <-> q: an int4 distance, sorted by btree integer_ops.
+		 * Its right input is the indexed type or a domain over it (since
+		 * 0.4.0 simhash_order, which the planner support writes: rewrite.c).
+		 */
 		if (oprform->amoppurpose != AMOP_ORDER ||
 			!check_amop_signature(oprform->amopopr, INT4OID,
 								  oprform->amoplefttype, oprform->amoprighttype) ||
-			oprform->amoplefttype != opcintype || oprform->amoprighttype != opcintype ||
+			oprform->amoplefttype != opcintype ||
+			getBaseType(oprform->amoprighttype) != opcintype ||
 			!OidIsValid(get_opfamily_member(oprform->amopsortfamily, INT4OID, INT4OID,
 											BTLessStrategyNumber)))
 		{
@@ -76,7 +81,7 @@ validate_operator(Form_pg_amop oprform, Oid opcintype, const char *opfamilyname,
 					 errmsg("simhash operator family \"%s\" contains operator %s with wrong signature for strategy %d",
 							opfamilyname, format_operator(oprform->amopopr),
 							MIH_STRATEGY_DISTANCE),
-					 errdetail("Expected an ordering operator (%s, %s) returning integer, FOR ORDER BY a btree family of integers.",
+					 errdetail("Expected an ordering operator (%s, %s or a domain over it) returning integer, FOR ORDER BY a btree family of integers.",
 							   format_type_be(opcintype), format_type_be(opcintype))));
 			return false;
 		}

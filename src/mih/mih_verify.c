@@ -183,6 +183,7 @@ remember(VerifyState *vs, const MihEntry *entry)
 {
 	ItemPointerData tid = mih_entry_tid(entry);
 	TidEntry   *e;
+	bool		found;
 
 	if (mih_entry_is_null(entry) && mih_entry_fp(entry) != mih_null_fp(&tid))
 		corrupt(vs->index, "The NULL entry of heap tuple (%u,%u) has a fingerprint that is not its stand-in.",
@@ -198,7 +199,17 @@ remember(VerifyState *vs, const MihEntry *entry)
 		bloom_add_element(vs->bloom, (unsigned char *) &k, sizeof(k));
 		return;
 	}
-	e = hash_search(vs->tids, &tid, HASH_ENTER, NULL);
+	/*
+	 * A heap TID has at most one live entry: an insert adds one per TID,
+	 * and VACUUM removes a TID's entries before the heap may reuse it. A
+	 * second is an entry a build, merge or insert wrote twice, which
+	 * searches would return twice. (Once the entries outgrow the budget the
+	 * Bloom filter cannot tell; the documentation says so.)
+	 */
+	e = hash_search(vs->tids, &tid, HASH_ENTER, &found);
+	if (found)
+		corrupt(vs->index, "Heap tuple (%u,%u) has two live index entries.",
+				ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
 	e->fp = mih_entry_fp(entry);
 	e->is_null = mih_entry_is_null(entry);
 	if ((vs->remembered & 1023) == 0 && MemoryContextMemAllocated(vs->tidcxt, true) > vs->budget)

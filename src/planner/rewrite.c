@@ -1,16 +1,27 @@
 /*
  * rewrite.c
  *		Planner support: rewrite radius comparisons on <~> into
- *		hamming_within(), which an index can answer.
+ *		simhash_hamming_within(), which an index can answer.
  *
  * "fp <~> q <= 3" parses as "(fp <~> q) <= 3"; the index key is buried in
  * the left argument of a comparison, where the planner never looks for index
  * conditions. The comparison operators between the simhash_distance domain
  * and int2/int4/int8 therefore carry these support functions, which answer
  * SupportRequestSimplify (also during generic planning) by replacing the
- * comparison with a call of hamming_within(fp, q, radius): a boolean
+ * comparison with a call of simhash_hamming_within(fp, q, radius): a boolean
  * function with the key as a direct argument. See doc/reference.md, "Why isn't my
  * query using an index?".
+ *
+ * The distance function behind <~> and <-> answers SupportRequestSimplify
+ * too, by becoming ((a <-> b::simhash_order)::simhash_distance): the same
+ * number, computed by the index's ordering operator <-> (simhash,
+ * simhash_order), which returns plain int4. An ORDER BY on it then reaches
+ * the index: the planner strips the domain's RelabelType when it files the
+ * sort key under int4's btree family, and finds the bare ordering operator
+ * the index orders by (a sort key of a domain type never matches an index
+ * ordering operator, which is why the distance cannot simply be one
+ * operator). A comparison on it is rewritten into simhash_hamming_within() as
+ * before, so both spellings use the index in WHERE and in ORDER BY.
  */
 #include "simhash.h"
 
@@ -43,10 +54,14 @@ typedef enum ShCmpKind
 typedef struct ShCatalog
 {
 	Oid			simhash_type;
-	Oid			distance_fn;	/* hamming_distance(simhash, simhash) */
-	Oid			within_fn;		/* hamming_within(simhash, simhash, int4) */
-	Oid			radius_le_fn;	/* hamming_radius_le(int8) */
-	Oid			radius_lt_fn;	/* hamming_radius_lt(int8) */
+	Oid			distance_fn;	/* the function of <~> (simhash, simhash) */
+	Oid			distance2_fn;	/* the function of <-> (simhash, simhash), or 0 */
+	Oid			order_type;		/* the simhash_order domain, or 0 before 0.4.0 */
+	Oid			order_op;		/* <-> (simhash, simhash_order), or 0 */
+	Oid			order_fn;		/* its function */
+	Oid			within_fn;		/* simhash_hamming_within(simhash, simhash, int4) */
+	Oid			radius_le_fn;	/* simhash_hamming_radius_le(int8) */
+	Oid			radius_lt_fn;	/* simhash_hamming_radius_lt(int8) */
 } ShCatalog;
 
 static Oid
@@ -56,6 +71,19 @@ lookup_function(const char *nspname, const char *name, int nargs, Oid *argtypes)
 									  makeString(pstrdup(name)));
 
 	return LookupFuncName(qualname, nargs, argtypes, true);
+}
+
+/* The function of operator nspname.oprname(left, right), and its OID in *opno. */
+static Oid
+lookup_operator_fn(const char *nspname, const char *oprname, Oid left, Oid right, Oid *opno)
+{
+	List	   *qualname = list_make2(makeString(pstrdup(nspname)),
+									  makeString(pstrdup(oprname)));
+	Oid			op = OpernameGetOprid(qualname, left, right);
+
+	if (opno)
+		*opno = op;
+	return OidIsValid(op) ? get_opcode(op) : InvalidOid;
 }
 
 /*
@@ -96,8 +124,21 @@ lookup_catalog(Oid cmpfn, ShCatalog *cat)
 		return false;
 	args[0] = args[1] = cat->simhash_type;
 	args[2] = INT4OID;
-	cat->distance_fn = lookup_renamed(nspname, "simhash_hamming_distance",
-									  "hamming_distance", 2, args);
+	/* the distance functions by their operators, whatever their names */
+	cat->distance_fn = lookup_operator_fn(nspname, "<~>", cat->simhash_type,
+										  cat->simhash_type, NULL);
+	cat->order_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+									  CStringGetDatum("simhash_order"),
+									  ObjectIdGetDatum(nsp));
+	cat->distance2_fn = cat->order_fn = InvalidOid;
+	cat->order_op = InvalidOid;
+	if (OidIsValid(cat->order_type))
+	{
+		cat->distance2_fn = lookup_operator_fn(nspname, "<->", cat->simhash_type,
+											   cat->simhash_type, NULL);
+		cat->order_fn = lookup_operator_fn(nspname, "<->", cat->simhash_type,
+										   cat->order_type, &cat->order_op);
+	}
 	cat->within_fn = lookup_renamed(nspname, "simhash_hamming_within",
 									"hamming_within", 3, args);
 	args[0] = INT8OID;
@@ -109,32 +150,55 @@ lookup_catalog(Oid cmpfn, ShCatalog *cat)
 		OidIsValid(cat->radius_le_fn) && OidIsValid(cat->radius_lt_fn);
 }
 
-/* Is node a call of hamming_distance (as <~> or by name)? Return its args. */
+/* Strip the RelabelTypes of a node (a domain's, or an implicit cast's). */
+static Node *
+strip_relabel(Node *node)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node;
+}
+
+/* Is funcid one of the distance functions (of <~>, <->, the ordering <->)? */
+static bool
+is_distance_fn(Oid funcid, const ShCatalog *cat)
+{
+	return OidIsValid(funcid) &&
+		(funcid == cat->distance_fn || funcid == cat->distance2_fn ||
+		 funcid == cat->order_fn);
+}
+
+/*
+ * Is node a Hamming distance between two fingerprints: a call of a distance
+ * function (as an operator or by name), or what simplify_distance made of
+ * one? Return its two arguments, as simhash (a simhash_order's RelabelType
+ * taken off).
+ */
 static bool
 is_distance_call(Node *node, const ShCatalog *cat, List **args)
 {
+	List	   *found = NIL;
+
+	node = strip_relabel(node);
 	if (IsA(node, OpExpr))
 	{
 		OpExpr	   *op = (OpExpr *) node;
 
 		set_opfuncid(op);
-		if (op->opfuncid == cat->distance_fn && list_length(op->args) == 2)
-		{
-			*args = op->args;
-			return true;
-		}
+		if (is_distance_fn(op->opfuncid, cat))
+			found = op->args;
 	}
 	else if (IsA(node, FuncExpr))
 	{
 		FuncExpr   *fn = (FuncExpr *) node;
 
-		if (fn->funcid == cat->distance_fn && list_length(fn->args) == 2)
-		{
-			*args = fn->args;
-			return true;
-		}
+		if (is_distance_fn(fn->funcid, cat))
+			found = fn->args;
 	}
-	return false;
+	if (list_length(found) != 2)
+		return false;
+	*args = list_make2(strip_relabel(linitial(found)), strip_relabel(lsecond(found)));
+	return true;
 }
 
 static ShCmpKind
@@ -192,7 +256,7 @@ make_radius(Node *bound, bool strict_less, const ShCatalog *cat, bool *isnull)
 	if (btype == INT4OID && exprType(bound) != INT4OID)
 		bound = (Node *) makeRelabelType((Expr *) bound, INT4OID, -1,
 										 InvalidOid, COERCE_IMPLICIT_CAST);
-	/* hamming_within() handles any int4 radius, so "<= int4" needs no clamp */
+	/* simhash_hamming_within() handles any int4 radius, so "<= int4" needs no clamp */
 	if (btype == INT4OID && !strict_less)
 		return bound;
 	if (btype == INT2OID)
@@ -309,12 +373,67 @@ DISTANCE_CMP_SUPPORT(simhash_distance_ne_support, SH_CMP_NE)
 DISTANCE_CMP_SUPPORT(simhash_distance_ge_support, SH_CMP_GE)
 DISTANCE_CMP_SUPPORT(simhash_distance_gt_support, SH_CMP_GT)
 
-/* ---- hamming_within(a, b, r): index conditions and selectivity ---- */
+/*
+ * SupportRequestSimplify for the distance function of <~> and <-> (and for
+ * simhash_hamming(), its int4 twin): a call d(a, b) becomes
+ * ((a <-> b::simhash_order)::simhash_distance), see the header. The argument without Vars of this query level goes to the right
+ * (the distance is symmetric), so that ORDER BY q <-> fp finds the index on
+ * fp as ORDER BY fp <-> q does. In a database whose extension predates
+ * simhash_order nothing changes.
+ */
+static Node *
+simplify_distance(SupportRequestSimplify *req)
+{
+	FuncExpr   *fn = req->fcall;
+	ShCatalog	cat;
+	Node	   *a;
+	Node	   *b;
+	OpExpr	   *op;
+
+	if (list_length(fn->args) != 2 || !lookup_catalog(fn->funcid, &cat) ||
+		!OidIsValid(cat.order_op) || !OidIsValid(cat.order_fn))
+		return NULL;
+	a = linitial(fn->args);
+	b = lsecond(fn->args);
+	if (!contain_var_clause(a) && contain_var_clause(b))
+	{
+		Node	   *t = a;
+
+		a = b;
+		b = t;
+	}
+	if (exprType(a) != cat.simhash_type || exprType(b) != cat.simhash_type)
+		return NULL;
+	op = (OpExpr *) make_opclause(cat.order_op, INT4OID, false, (Expr *) a,
+								  (Expr *) makeRelabelType((Expr *) b, cat.order_type, -1,
+														   InvalidOid, COERCE_IMPLICIT_CAST),
+								  InvalidOid, InvalidOid);
+	op->opfuncid = cat.order_fn;
+	op->location = fn->location;
+	/* the call's own type: simhash_distance, or int4 for simhash_hamming() */
+	if (fn->funcresulttype == INT4OID)
+		return (Node *) op;
+	return (Node *) makeRelabelType((Expr *) op, fn->funcresulttype, -1, InvalidOid,
+									COERCE_IMPLICIT_CAST);
+}
+
+PG_FUNCTION_INFO_V1(simhash_distance_support);
+Datum
+simhash_distance_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(simplify_distance((SupportRequestSimplify *) rawreq));
+	PG_RETURN_POINTER(NULL);
+}
+
+/* ---- simhash_hamming_within(a, b, r): index conditions and selectivity ---- */
 
 /*
- * OIDs the index condition needs, in the schema of hamming_within: the
- * type, hamming_ball(q, r) for a constant radius of 0..64 and
- * hamming_ball_any(q, r) for any other (*anyfn is *ballfn in a database
+ * OIDs the index condition needs, in the schema of simhash_hamming_within: the
+ * type, simhash_ball(q, r) for a constant radius of 0..64 and
+ * simhash_ball_any(q, r) for any other (*anyfn is *ballfn in a database
  * still at extension 0.1.0, whose hamming_ball takes any radius).
  */
 static bool
@@ -341,8 +460,8 @@ lookup_ball(Oid withinfn, Oid *balltype, Oid *ballfn, Oid *anyfn)
 }
 
 /*
- * hamming_within(a, b, r) with a (or b) an index key of a simhash index
- * becomes "key <@ hamming_ball(other, r)". Which side is the key is decided
+ * simhash_hamming_within(a, b, r) with a (or b) an index key of a simhash index
+ * becomes "key <@ simhash_ball(other, r)". Which side is the key is decided
  * here, per index, so a join can drive the index from either side.
  */
 static List *
