@@ -57,7 +57,7 @@ for my $r (3, 8)
 	cmp_ok($actual, '>', 1000, "r = $r: the clustered data has many pairs ($actual)");
 
 	my $plan = $node->safe_psql('postgres', "EXPLAIN (COSTS OFF) $join");
-	like($plan, qr/Index Cond: \(fp <@ hamming_ball\(a\.fp, $r\)\)/,
+	like($plan, qr/Index Cond: \(fp <@ simhash_ball\(a\.fp, $r\)\)/,
 		"r = $r: the join probes the simhash index");
 
 	my %cases = (
