@@ -1040,6 +1040,26 @@ feed_ascii(ShTokenizer *t, const unsigned char *s, size_t len)
 	}
 }
 
+/* Whether any of the 64 bytes at p is not ASCII (>= 0x80). */
+static inline bool
+has_high_bit_64(const unsigned char *p)
+{
+#ifdef __SSE2__
+	__m128i		a = _mm_or_si128(_mm_loadu_si128((const __m128i *) p),
+								 _mm_loadu_si128((const __m128i *) (p + 16)));
+	__m128i		b = _mm_or_si128(_mm_loadu_si128((const __m128i *) (p + 32)),
+								 _mm_loadu_si128((const __m128i *) (p + 48)));
+
+	return _mm_movemask_epi8(_mm_or_si128(a, b)) != 0;
+#else
+	uint64		w[8];
+
+	memcpy(w, p, sizeof(w));
+	return ((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) &
+			UINT64CONST(0x8080808080808080)) != 0;
+#endif
+}
+
 /* A code point before which NFKC never combines: see SEGMENT_TARGET_CPS. */
 static inline bool
 is_safe_boundary(pg_wchar c)
@@ -1121,7 +1141,14 @@ tokenize(ShTokenizer *t, const char *text, size_t len)
 		size_t		j = i;
 		size_t		segstart;
 
-		/* skip ASCII eight bytes at a time */
+		/*
+		 * Skip ASCII 64 bytes at a time, then eight, then one: this finds
+		 * the first non-ASCII byte exactly as a byte-by-byte scan does. (The
+		 * eight-byte loop alone took 7% of minhash(text) on mostly ASCII
+		 * text.)
+		 */
+		while (j + 64 <= len && !has_high_bit_64(s + j))
+			j += 64;
 		while (j + 8 <= len)
 		{
 			uint64		w;
