@@ -731,33 +731,42 @@ hash_token_groups(ShTokenizer *t, const char *folded, const ChunkTokens *ct)
 }
 
 /*
- * Hash the n-grams at buf + start[k] of len[k] bytes for the hash sink, into
- * a local array handed over in one call: counting them into t->hashes one
- * by one chained every hash to the store of the count before it.
+ * Hash the count n-grams of a chunk for the hash sink, into a local array
+ * handed over in one call: counting them into t->hashes one by one chained
+ * every hash to the store of the count before it. N-gram j runs from the
+ * start of item j to the end of item j + n - 1 (see window_add_tokens for
+ * the arrays).
  */
 HASH_LOOP static void
-hash_ngrams(ShTokenizer *t, const char *buf, const size_t *start,
-			const size_t *len, int count)
+hash_ngrams(ShTokenizer *t, const char *buf, const size_t *item_start,
+			const size_t *ngram_end, int count)
 {
 	uint64		hashes[ASCII_CHUNK / 2];
 
 	Assert(count <= ASCII_CHUNK / 2);
 	if (count == 0)
 		return;
-	for (int k = 0; k < count; k++)
-		hashes[k] = sh_hash_feature(buf + start[k], len[k]);
+	for (int j = 0; j < count; j++)
+		hashes[j] = sh_hash_feature(buf + item_start[j], ngram_end[j] - item_start[j]);
 	flush_hashes(t);			/* those before, in order */
 	t->hashfn(t->arg, hashes, count);
 }
 
 /*
- * Word n-grams: the tokens of a chunk are written to the window buffer,
- * noting the n-gram each completes, and only then are the n-grams hashed or
- * emitted (hashing bytes just stored would wait for the stores). Where each
- * n-gram starts is read from a local array of item starts (the window's last
- * n - 1 items, then the chunk's), not the window's ring, which is rewritten
- * once at the end: updating the ring in memory token by token made each
- * token wait for the store of the one before.
+ * Word n-grams (n > 1): the tokens of a chunk are written to the window
+ * buffer, and only then are the n-grams hashed or emitted (hashing bytes
+ * just stored would wait for the stores). Where items start is kept in a
+ * local array (the window's last n - 1 items, then the chunk's), not the
+ * window's ring, which is rewritten once at the end: updating the ring in
+ * memory token by token made each token wait for the store of the one
+ * before.
+ *
+ * The n-grams completed here are those ending at the chunk's tokens from
+ * item n - 1 on: n-gram j is items j .. j + n - 1, and since at most n - 1
+ * items come from the window, its last item is always one of the chunk's,
+ * whose end is noted as it is written. So the loop over tokens stores
+ * where each starts and ends and nothing else, with no branch on whether a
+ * token completes an n-gram.
  */
 static void
 window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int ntokens)
@@ -766,16 +775,16 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 	int			n = t->n;
 	int			before;			/* items of the window that start n-grams here */
 	int			nitems;
+	int			nngrams;
 	int			count;
 	size_t		need;
 	size_t		len;
+	size_t		sep;
 	char	   *buf;
-	bool		join = (w->count > 0);
 	size_t		item_start[SH_MAX_NGRAM + ASCII_CHUNK / 2];
-	size_t		ngram_start[ASCII_CHUNK / 2];
-	size_t		ngram_len[ASCII_CHUNK / 2];
-	int			nngrams = 0;
+	size_t		token_end[ASCII_CHUNK / 2];
 
+	Assert(n > 1);
 	if (ntokens == 0)
 		return;
 	/*
@@ -800,28 +809,23 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 
 	buf = w->buf;
 	len = w->len;
+	sep = (w->count > 0);		/* a space before the first token? */
 	for (int k = 0; k < ntokens; k++)
 	{
 		const char *src = folded + TOKEN_START(tokens[k]);
 		size_t		toklen = TOKEN_LEN(tokens[k]);
 
-		int			first = before + k - (n - 1);
-
-		if (join || k > 0)
-			buf[len++] = ' ';
+		/* the space is written always, kept only after an item */
+		buf[len] = ' ';
+		len += sep;
+		sep = 1;
 		item_start[before + k] = len;
 		if (toklen <= 16)
 			memcpy(buf + len, src, 16);
 		else
 			memcpy(buf + len, src, toklen);
 		len += toklen;
-
-		/* the n-gram it completes: items first .. before + k */
-		if (first >= 0)
-		{
-			ngram_start[nngrams] = item_start[first];
-			ngram_len[nngrams++] = len - item_start[first];
-		}
+		token_end[k] = len;
 	}
 	Assert(len <= w->len + need);
 	w->len = len;
@@ -835,13 +839,18 @@ window_add_tokens(ShTokenizer *t, const char *folded, const uint32 *tokens, int 
 	w->head = (count == n) ? 0 : count;
 	w->count = count;
 
+	/* n-gram j ends with item j + n - 1, the chunk's token j + n - 1 - before */
+	nngrams = nitems - (n - 1);
+	if (nngrams <= 0)
+		return;
 	if (t->emit)
 	{
-		for (int k = 0; k < nngrams; k++)
-			emit_feature(t, buf + ngram_start[k], ngram_len[k]);
+		for (int j = 0; j < nngrams; j++)
+			emit_feature(t, buf + item_start[j],
+						 token_end[j + n - 1 - before] - item_start[j]);
 	}
 	else
-		hash_ngrams(t, buf, ngram_start, ngram_len, nngrams);
+		hash_ngrams(t, buf, item_start, token_end + (n - 1 - before), nngrams);
 }
 
 /* Clear the bits from..to - 1 of the masks. */
