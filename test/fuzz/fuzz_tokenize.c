@@ -16,7 +16,10 @@
  *     text NFKC in one call, no segments, no fast paths);
  *  4. across modes: the size-1 word tokens, concatenated, equal the size-1
  *     character stream with its spaces removed;
- *  5. pure-ASCII input with its letters uppercased gives the same features.
+ *  5. pure-ASCII input with its letters uppercased gives the same features;
+ *  6. the hash sink (sh_tokenize_hashed, what simhash() and minhash() use,
+ *     with its own fast paths) gives the same multiset of hashes as the
+ *     callback per feature.
  */
 #include "tok_check.h"
 
@@ -29,6 +32,51 @@ collect(const char *text, size_t len, ShFeatureKind kind, int size,
 	tcf_init(out, kind, size, true, true);
 	sh_tokenize(text, len, kind, size, SH_SPEC_V1, tcf_emit, out);
 	tcf_finish(out);
+}
+
+/* A growing array of feature hashes, for check 6. */
+typedef struct HashList
+{
+	uint64	   *h;
+	size_t		n;
+	size_t		cap;
+} HashList;
+
+static void
+hashlist_add(HashList *l, uint64 h)
+{
+	if (l->n == l->cap)
+	{
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->h = realloc(l->h, l->cap * sizeof(uint64));
+		if (l->h == NULL)
+			abort();
+	}
+	l->h[l->n++] = h;
+}
+
+static void
+hashlist_emit(void *arg, const char *feature, size_t len, uint64 hash)
+{
+	hashlist_add((HashList *) arg, hash);
+}
+
+static void
+hashlist_batch(void *arg, const uint64 *hashes, int n)
+{
+	if (n < 1)
+		abort();				/* ShHashBatchFn: n >= 1 */
+	for (int i = 0; i < n; i++)
+		hashlist_add((HashList *) arg, hashes[i]);
+}
+
+static int
+cmp_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
 }
 
 static void
@@ -144,6 +192,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			die("uppercased ASCII gives other features", why, kind, n, text, len);
 		tcf_free(&b);
 		free(upper);
+	}
+
+	/* 6, in both specification versions (version 2 folds Han variants) */
+	for (int version = SH_SPEC_V1; version <= SH_SPEC_V2; version++)
+	{
+		HashList	e = {0},
+					h = {0};
+
+		sh_tokenize(text, len, kind, n, version, hashlist_emit, &e);
+		sh_tokenize_hashed(text, len, kind, n, version, hashlist_batch, &h);
+		qsort(e.h, e.n, sizeof(uint64), cmp_uint64);
+		qsort(h.h, h.n, sizeof(uint64), cmp_uint64);
+		if (e.n != h.n || (e.n > 0 && memcmp(e.h, h.h, e.n * sizeof(uint64)) != 0))
+		{
+			snprintf(why, sizeof(why), "version %d: %zu hashes by feature, %zu in batches, not the same multiset",
+					 version, e.n, h.n);
+			die("hash sink differs from the per-feature sink", why, kind, n, text, len);
+		}
+		free(e.h);
+		free(h.h);
 	}
 
 	tcf_free(&a);
