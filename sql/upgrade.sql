@@ -201,8 +201,11 @@ INSERT INTO up_near SELECT g, left(md5(g::text), 16)::simhash FROM generate_seri
 CREATE INDEX up_near_fp ON up_near USING simhash (fp);
 CREATE VIEW up_near_d AS SELECT id, fp <-> '0123456789abcdef' AS d FROM up_near;
 SELECT pg_typeof(d) AS d_at_030 FROM up_near_d LIMIT 1;
+-- (the message and its hint; PostgreSQL 18 adds the script's text as context)
 \set VERBOSITY default
+\set SHOW_CONTEXT never
 ALTER EXTENSION simhash UPDATE TO '0.4.0';
+\set SHOW_CONTEXT errors
 \set VERBOSITY terse
 SELECT extversion AS still FROM pg_extension WHERE extname = 'simhash';
 DROP VIEW up_near_d;
