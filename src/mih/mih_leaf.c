@@ -84,8 +84,8 @@ rem_bytes_for(uint64 mask)
 	return (SIMHASH_BITS - pg_popcount64(mask) + 7) / 8;
 }
 
-pg_noinline static void
-cleaf_corrupt(Relation index, BlockNumber blk, const char *what)
+pg_noinline void
+mih_cleaf_corrupt(Relation index, BlockNumber blk, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -115,13 +115,13 @@ mih_cleaf_open(Relation index, BlockNumber blk, Page page, uint64 mask, MihCLeaf
 	if (c->rem_bytes != rem_bytes_for(mask) || tid_bytes < 1 || tid_bytes > 7 ||
 		c->off_bits < 1 || c->off_bits > 16 ||
 		c->off_bits + 2 > tid_bytes * 8)
-		cleaf_corrupt(index, blk, "an impossible entry format");
+		mih_cleaf_corrupt(index, blk, "an impossible entry format");
 	used = sizeof(MihCompactLeaf) + (Size) c->ngroups * MIH_CLEAF_GROUP_SIZE +
 		(Size) c->n * c->width;
 	if (c->n < 1 || c->n > MIH_LEAF_MAX_ENTRIES || c->ngroups < 1 || c->ngroups > c->n ||
 		used > MIH_PAGE_CONTENT_SIZE ||
 		((PageHeader) page)->pd_lower != MAXALIGN(SizeOfPageHeaderData) + used)
-		cleaf_corrupt(index, blk, "more entries than fit");
+		mih_cleaf_corrupt(index, blk, "more entries than fit");
 	c->keys = base + sizeof(MihCompactLeaf);
 	c->starts = c->keys + c->ngroups * sizeof(uint64);
 	c->entries = c->starts + c->ngroups * sizeof(uint16);
@@ -165,7 +165,7 @@ mih_leaf_entries(Relation index, BlockNumber blk, Page page, uint64 mask,
 
 		if (start >= end || end > c.n || (key & ~mask) != 0 ||
 			(g > 0 && key <= mih_cleaf_key(&c, g - 1)) || (g == 0 && start != 0))
-			cleaf_corrupt(index, blk, "a group directory out of order");
+			mih_cleaf_corrupt(index, blk, "a group directory out of order");
 		for (int i = start; i < end; i++)
 			mih_cleaf_decode(&c, i, key, &scratch[i]);
 	}
@@ -196,7 +196,7 @@ mih_leaf_last_key(Relation index, BlockNumber blk, Page page, uint64 mask)
 		int			n = MihPageGetNItems(page, sizeof(MihEntry));
 
 		if (n < 1)
-			cleaf_corrupt(index, blk, "no entries");
+			mih_cleaf_corrupt(index, blk, "no entries");
 		return mih_entry_fp(&MihPageGetEntries(page)[n - 1]) & mask;
 	}
 	mih_cleaf_open(index, blk, page, mask, &c);

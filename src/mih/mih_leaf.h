@@ -210,6 +210,7 @@ mih_cleaf_decode(const MihCLeaf *c, int i, uint64 key, MihEntry *out)
 
 extern void mih_cleaf_open(Relation index, BlockNumber blk, Page page, uint64 mask,
 						   MihCLeaf *c);
+SH_NORETURN_BEGIN extern void mih_cleaf_corrupt(Relation index, BlockNumber blk, const char *what) SH_NORETURN_END;
 extern int	mih_leaf_nitems(Page page);
 extern const MihEntry *mih_leaf_entries(Relation index, BlockNumber blk, Page page,
 										uint64 mask, MihEntry *scratch, int *n);
