@@ -407,8 +407,22 @@ mih_probe_cleaf(const MihCLeaf *c, const uint64 *vals, int nvals, int *p,
  * inner page, 3 levels hold 10^11 entries.
  */
 #define MIH_MAX_HEIGHT			8
-extern void mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
-							 double *full_pages, double *probe_entries, bool *fullscan);
+/* what a radius search costs each way (mih_search_cost) */
+typedef struct MihSearchCost
+{
+	double		probes;			/* probe values over runs and tables */
+	double		probe_accesses; /* leaf pages the probes visit */
+	double		probe_pages;	/* distinct pages of them */
+	double		probe_entries;	/* entries the probes examine */
+	double		full_pages;		/* table 0's leaves */
+	double		full_entries;	/* table 0's entries */
+	double		probe_cost;		/* in the planner's units */
+	double		full_cost;
+	bool		fullscan;		/* the scan reads table 0 whole */
+} MihSearchCost;
+
+extern void mih_search_cost(const MihMetaPageData *meta, int radius, double random_page_cost,
+							double seq_page_cost, MihSearchCost *c);
 
 
 #endif							/* SIMHASH_MIH_H */

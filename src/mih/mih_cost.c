@@ -2,11 +2,12 @@
  * mih_cost.c
  *		Cost estimates for radius and nearest-neighbour searches.
  *
- * Cost follows the structure: for each run and each of the m tables, one
- * B+tree descent per probe value (all values within s_j bits of the
- * query's block j, s_j from mih_table_radii), the leaf entries holding those values, and the pending
- * list read whole. When the probes would outnumber MIH_MAX_PROBES the scan
- * reads table 0 whole, and so does the estimate.
+ * Cost follows the structure: the pending list read whole, then for each
+ * run either the probes of its m tables (one descent per value within s_j
+ * bits of the query's block j, s_j from mih_table_radii, and the leaf
+ * entries holding those values) or table 0 read whole, whichever
+ * mih_search_cost finds cheaper: the scan makes the same choice from the
+ * same figures.
  * Selectivity comes from src/planner/selectivity.c.
  */
 #include "mih.h"
@@ -59,11 +60,9 @@ ordered_costs(const MihMetaPageData *meta, double ntuples, int radius,
 			  Cost *startup, Cost *total, double *pages_out)
 {
 	int			d = 0;
-	double		probe_pages,
-				full_pages,
-				probe_entries;
-	bool		fullscan;
-	double		startup_pages;
+	MihSearchCost c;
+	Cost		pending = meta->pending_pages * random_page_cost +
+		meta->pending_entries * cpu_operator_cost;
 
 	if (meta->layout != MIH_META_LAYOUT_XID || !(meta->flags & MIH_META_INDEXES_NULLS))
 	{
@@ -74,28 +73,23 @@ ordered_costs(const MihMetaPageData *meta, double ntuples, int radius,
 	while (d < SIMHASH_BITS && ntuples * hamming_within_prob(d) < 1)
 		d++;
 	d = Min(d, Max(radius, 0));
-	mih_search_pages(meta, d, &probe_pages, &full_pages, &probe_entries, &fullscan);
-	startup_pages = fullscan ? full_pages : Min(probe_pages, full_pages);
-	*startup = meta->pending_pages * random_page_cost +
-		startup_pages * (fullscan ? seq_page_cost : random_page_cost) +
-		(meta->pending_entries + (fullscan ? ntuples : probe_entries)) * cpu_operator_cost;
+	mih_search_cost(meta, d, random_page_cost, seq_page_cost, &c);
+	*startup = pending + (c.fullscan ? c.full_cost : Min(c.probe_cost, c.full_cost));
 	if (radius < SIMHASH_BITS)
 	{
 		/* a radius condition bounds the search: what a search of it reads */
-		mih_search_pages(meta, radius, &probe_pages, &full_pages, &probe_entries, &fullscan);
-		*total = Max(*startup, meta->pending_pages * random_page_cost +
-					 (fullscan ? full_pages * seq_page_cost : probe_pages * random_page_cost) +
-					 (meta->pending_entries + (fullscan ? ntuples : probe_entries)) * cpu_operator_cost);
-		*pages_out = Max((fullscan ? full_pages : probe_pages) + meta->pending_pages, 1);
+		mih_search_cost(meta, radius, random_page_cost, seq_page_cost, &c);
+		*total = Max(*startup, pending + (c.fullscan ? c.full_cost : c.probe_cost));
+		*pages_out = Max((c.fullscan ? c.full_pages : c.probe_pages) + meta->pending_pages, 1);
 		return;
 	}
 	/*
 	 * The rest: at worst table 0 whole, each entry's m block distances and
 	 * full distance computed and the entry put in its bucket.
 	 */
-	*total = *startup + full_pages * seq_page_cost +
+	*total = *startup + c.full_pages * seq_page_cost +
 		ntuples * (meta->nblocks + 2) * cpu_operator_cost;
-	*pages_out = Max(full_pages + meta->pending_pages, 1);
+	*pages_out = Max(c.full_pages + meta->pending_pages, 1);
 }
 
 void
@@ -111,9 +105,7 @@ mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	MihMetaPageData meta;
 	double		ntuples = Max(index->tuples, 1);
 	int			radius = SIMHASH_BITS;
-	double		pages = 0;		/* pages read at random */
-	double		seqpages = 0;	/* leaves read in order (full scan) */
-	double		examined = 0;
+	double		pages = 0;
 	double		spc_random_page_cost;
 	double		spc_seq_page_cost;
 	ListCell   *lc;
@@ -172,36 +164,23 @@ mih_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		return;
 	}
 
-	if (radius >= 0)
-	{
-		double		probe_pages,
-					full_pages,
-					probe_entries;
-		bool		fullscan;
-
-		mih_search_pages(&meta, radius, &probe_pages, &full_pages, &probe_entries, &fullscan);
-		pages += meta.pending_pages;
-		examined += meta.pending_entries;
-		if (fullscan)
-		{
-			seqpages += full_pages;
-			examined += ntuples;
-		}
-		else
-		{
-			/* inner pages of the descents are nearly always cached */
-			pages += probe_pages;
-			examined += probe_entries;
-		}
-	}
-
 	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost,
 							  &spc_seq_page_cost);
+	/* the pending list, read whole, then the runs: as the scan will read them */
+	pages = meta.pending_pages;
 	*indexStartupCost = 0;
-	*indexTotalCost = pages * spc_random_page_cost + seqpages * spc_seq_page_cost +
-		examined * cpu_operator_cost +
+	*indexTotalCost = meta.pending_pages * spc_random_page_cost +
+		meta.pending_entries * cpu_operator_cost +
 		costs.numIndexTuples * cpu_index_tuple_cost;
+	if (radius >= 0)
+	{
+		MihSearchCost c;
+
+		mih_search_cost(&meta, radius, spc_random_page_cost, spc_seq_page_cost, &c);
+		*indexTotalCost += c.fullscan ? c.full_cost : c.probe_cost;
+		pages += c.fullscan ? c.full_pages : c.probe_pages;
+	}
 	*indexSelectivity = costs.indexSelectivity;
 	*indexCorrelation = 0;
-	*indexPages = Max(pages + seqpages, 1);
+	*indexPages = Max(pages, 1);
 }

@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "utils/memutils.h"
 
 /* Append to *out every value (q & mask) with up to s of the mask's bits flipped. */
@@ -136,33 +137,37 @@ mih_table_radii(const uint64 *masks, int m, int radius, int *radii)
 }
 
 /*
- * The last answer of mih_search_pages and what it was computed from: every
+ * The last answer of mih_search_cost and what it was computed from: every
  * constraint check (two per row under ON CONFLICT) asks it again for the
  * same runs and radius, and its logarithms and binomial sums were a few
  * percent of a check.
  */
-typedef struct SearchPagesMemo
+typedef struct SearchCostMemo
 {
 	bool		valid;
 	int			radius;
 	int			nblocks;
 	int			nruns;
+	double		random_page_cost;
+	double		seq_page_cost;
+	double		cpu_operator_cost;
 	uint64		masks[MIH_MAX_BLOCKS];
 	int64		run_entries[MIH_MAX_RUNS];
 	uint32		run_tables[MIH_MAX_RUNS];
-	double		probe_pages;
-	double		full_pages;
-	double		probe_entries;
-	bool		fullscan;
-} SearchPagesMemo;
+	MihSearchCost cost;
+} SearchCostMemo;
 
-static SearchPagesMemo search_memo;
+static SearchCostMemo search_memo;
 
 static bool
-search_memo_matches(const MihMetaPageData *meta, int radius)
+search_memo_matches(const MihMetaPageData *meta, int radius, double random_page_cost,
+					double seq_page_cost)
 {
 	if (!search_memo.valid || search_memo.radius != radius ||
 		search_memo.nblocks != meta->nblocks || search_memo.nruns != meta->nruns ||
+		search_memo.random_page_cost != random_page_cost ||
+		search_memo.seq_page_cost != seq_page_cost ||
+		search_memo.cpu_operator_cost != cpu_operator_cost ||
 		memcmp(search_memo.masks, meta->masks, sizeof(search_memo.masks)) != 0 ||
 		memcmp(search_memo.run_entries, meta->run_entries, meta->nruns * sizeof(int64)) != 0)
 		return false;
@@ -173,70 +178,101 @@ search_memo_matches(const MihMetaPageData *meta, int radius)
 }
 
 /*
- * Pages a search of radius r reads by probing, and by reading table 0 of
- * every run whole instead. The scan probes only while that is cheaper (and
- * the probes stay under MIH_MAX_PROBES per table); the cost estimate uses
- * the same figures, so the two always agree.
+ * CPU of one page visited, in cpu_operator_cost: what btree charges a page
+ * of a descent (btcostestimate), here for each leaf a probe reads (pin,
+ * lock, the page's checks) and each inner level it searches.
+ */
+#define MIH_PAGE_VISIT_OPS	50
+
+/*
+ * What a search of radius r costs by probing, and by reading table 0 of
+ * every run whole instead, in the planner's units; which of the two the
+ * scan does (fullscan: the cheaper, or the pass when the probes would
+ * outnumber MIH_MAX_PROBES a table). The scan (mih_scan.c) decides by
+ * this and the planner (mih_cost.c) prices the scan by it, with the same
+ * page costs (the index's tablespace's), so the plan's cost is the cost of
+ * what the scan will do.
+ *
+ * Probing a run's table reads, per probe value, the leaf holding it (and
+ * the following leaves its entries fill) after a descent whose inner pages
+ * a backend keeps (mih_cache.c). Leaves are charged at random_page_cost
+ * once each: probes that land on a leaf read before find it in shared
+ * buffers, so of a table's L leaves a accesses read L (1 - e^(-a/L))
+ * distinct ones (the expected number of distinct pages among a uniform
+ * draws, as index_pages_fetched reasons for btree). Every access and
+ * descent level costs CPU (MIH_PAGE_VISIT_OPS), every entry examined one
+ * cpu_operator_cost. The pass reads table 0's leaves in order at
+ * seq_page_cost and computes one distance per entry.
  */
 void
-mih_search_pages(const MihMetaPageData *meta, int radius, double *probe_pages,
-				 double *full_pages, double *probe_entries, bool *fullscan)
+mih_search_cost(const MihMetaPageData *meta, int radius, double random_page_cost,
+				double seq_page_cost, MihSearchCost *c)
 {
 	int			m = Max(meta->nblocks, 1);
 	int			radii[MIH_MAX_BLOCKS];
 	double		maxprobes = 0;
+	double		visits = 0;
 
-	if (search_memo_matches(meta, radius))
+	if (search_memo_matches(meta, radius, random_page_cost, seq_page_cost))
 	{
-		*probe_pages = search_memo.probe_pages;
-		*full_pages = search_memo.full_pages;
-		*probe_entries = search_memo.probe_entries;
-		*fullscan = search_memo.fullscan;
+		*c = search_memo.cost;
 		return;
 	}
 
 	mih_table_radii(meta->masks, m, radius, radii);
-	*probe_pages = *full_pages = *probe_entries = 0;
+	memset(c, 0, sizeof(*c));
 	for (int j = 0; j < m; j++)
 		if (radii[j] >= 0)
 			maxprobes = Max(maxprobes, mih_probes_per_table(pg_popcount64(meta->masks[j]), radii[j]));
 	for (int r = 0; r < meta->nruns; r++)
 	{
 		double		n = Max(meta->run_entries[r], 1);
-		double		height = ceil(log(n / MIH_ENTRIES_PER_PAGE + 1) / log(MIH_INNER_PER_PAGE));
+		double		leaves = ceil(n / MIH_ENTRIES_PER_PAGE);
+		double		height = ceil(log(leaves + 1) / log(MIH_INNER_PER_PAGE));
 		uint32		tables = mih_run_tables(meta, r);
 
 		/* a full scan reads table 0 of the runs serving it */
 		if (tables & 1)
-			*full_pages += ceil(n / MIH_ENTRIES_PER_PAGE);
+		{
+			c->full_pages += leaves;
+			c->full_entries += n;
+		}
 		for (int j = 0; j < m; j++)
 		{
 			int			bits = pg_popcount64(meta->masks[j]);
 			double		probes;
 			double		perprobe = ldexp(n, -bits);
+			double		accesses;
 
 			if (!(tables & (1 << j)) || radii[j] < 0)
 				continue;
 			probes = mih_probes_per_table(bits, radii[j]);
-
-			*probe_pages += probes * (height + 1 + perprobe / MIH_ENTRIES_PER_PAGE);
-			*probe_entries += probes * perprobe;
+			accesses = probes * (1 + perprobe / MIH_ENTRIES_PER_PAGE);
+			c->probes += probes;
+			c->probe_accesses += accesses;
+			c->probe_pages += height + leaves * -expm1(-accesses / leaves);
+			c->probe_entries += probes * perprobe;
+			visits += accesses + probes * height;
 		}
 	}
-	*fullscan = radius >= SIMHASH_BITS || maxprobes > MIH_MAX_PROBES ||
-		*probe_pages > *full_pages;
+	c->probe_cost = c->probe_pages * random_page_cost +
+		visits * MIH_PAGE_VISIT_OPS * cpu_operator_cost +
+		c->probe_entries * cpu_operator_cost;
+	c->full_cost = c->full_pages * seq_page_cost + c->full_entries * cpu_operator_cost;
+	c->fullscan = radius >= SIMHASH_BITS || maxprobes > MIH_MAX_PROBES ||
+		c->probe_cost > c->full_cost;
 
 	search_memo.radius = radius;
 	search_memo.nblocks = meta->nblocks;
 	search_memo.nruns = meta->nruns;
+	search_memo.random_page_cost = random_page_cost;
+	search_memo.seq_page_cost = seq_page_cost;
+	search_memo.cpu_operator_cost = cpu_operator_cost;
 	memcpy(search_memo.masks, meta->masks, sizeof(search_memo.masks));
 	memcpy(search_memo.run_entries, meta->run_entries, meta->nruns * sizeof(int64));
 	for (int r = 0; r < meta->nruns; r++)
 		search_memo.run_tables[r] = mih_run_tables(meta, r);
-	search_memo.probe_pages = *probe_pages;
-	search_memo.full_pages = *full_pages;
-	search_memo.probe_entries = *probe_entries;
-	search_memo.fullscan = *fullscan;
+	search_memo.cost = *c;
 	search_memo.valid = true;
 }
 

@@ -35,6 +35,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/spccache.h"
 
 static void prefetch_runs(Relation index, MihScanOpaque so);
 
@@ -209,9 +210,9 @@ start_scan(Relation index, MihScanOpaque so)
 	}
 	else
 	{
-		double		probe_pages,
-					full_pages,
-					probe_entries;
+		MihSearchCost cost;
+		double		random_page_cost;
+		double		seq_page_cost;
 
 		for (int i = 1; i < so->nballs; i++)
 			if (so->radii[i] < so->radii[best])
@@ -219,8 +220,11 @@ start_scan(Relation index, MihScanOpaque so)
 		so->q = so->centers[best];
 		so->r = so->radii[best];
 		mih_table_radii(so->masks, so->nblocks, so->r, so->s);
-		mih_search_pages(meta, so->r, &probe_pages, &full_pages, &probe_entries,
-						 &so->fullscan);
+		/* probe or read table 0 whole: what the plan's cost assumed */
+		get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost,
+								  &seq_page_cost);
+		mih_search_cost(meta, so->r, random_page_cost, seq_page_cost, &cost);
+		so->fullscan = cost.fullscan;
 	}
 	UnlockReleaseBuffer(metabuf);
 
