@@ -3,7 +3,9 @@
 # a sequential scan with the same C distance function, four btree expression indexes on the
 # 16-bit blocks (OR of block equalities plus a distance filter), and a GIN index over an
 # int4[] of block keys; plus build time, index size and insert throughput against a btree
-# on the fingerprint column. Everything is measured in one run on the same data.
+# on the fingerprint column; and, beside each simhash-index latency, its scan floor: a C
+# popcount scan of the same codes for the same queries. Everything is measured in one run on
+# the same data.
 #
 # Usage:
 #   bench/index_bench.sh [ROWS ...]
@@ -46,6 +48,16 @@
 # Every variant must return the same count as the simhash index for every query it ran, in
 # every round; a mismatch is printed and the script exits 2. The slowest simhash-index query
 # of each data set and radius is shown with EXPLAIN (ANALYZE, BUFFERS).
+# Scan floor: beside the simhash index's median and p95 (per data set, size and radius), the
+# time a plain C scan of the same codes takes for the same queries, and the ratio index /
+# floor (columns "floor ms" and "x floor", each median / p95): the physical reference of each
+# latency, measured in the same run. bench/scan_floor.c is compiled at start into the scratch
+# directory with cc -O3 -march=native (else -O2 -mpopcnt, else -O2; the flags used are
+# printed); after the rounds it reads the table's fingerprints (COPY (SELECT fp::int8 ...
+# ORDER BY id) TO STDOUT) into one uint64 array and, for each query the simhash index ran (in
+# its order), counts the codes with popcount(code ^ q) <= r, timed by
+# clock_gettime(CLOCK_MONOTONIC) around each query, BENCH_PASSES passes, the fastest
+# counting. Its counts must equal the index's; a difference is a mismatch (exit 2) as above.
 # Build time (server clock around CREATE INDEX, after a CHECKPOINT) and pg_relation_size for:
 # the simhash index, the four btree indexes together, the GIN index, a btree on fp.
 # Inserts: pgbench, BENCH_INSERT_CLIENTS (2) clients, one row from the data set's
@@ -84,7 +96,8 @@
 #   BENCH_MWM=2GB BENCH_WORK_MEM=64MB   maintenance_work_mem (all builds), work_mem
 #   BENCH_KEEP_TABLES=0        1 keeps the last data set's table and query tables at exit
 #   BENCH_RAW=                 a file to copy every raw figure to (tab separated, one line per
-#                              query run, build, insert test)
+#                              query run, build, insert test; the floor's runs are "lat" rows
+#                              of variant "floor", planning time 0)
 #   PG_BINDIR                  server binaries (default: pg_config --bindir, else
 #                              /usr/lib/postgresql/15/bin)
 #
@@ -127,6 +140,7 @@ for d in $DATASETS; do [[ $d =~ ^(uniform|skewed)$ ]] || die "BENCH_DATASETS: un
 isint "$INS_CLIENTS" || die "BENCH_INSERT_CLIENTS must be a positive integer"
 [[ $INS_ROWS =~ ^[0-9]+$ ]] || die "BENCH_INSERT_ROWS must be a non-negative integer"
 command -v python3 >/dev/null || die "python3 is needed"
+command -v cc >/dev/null || die "cc is needed (the scan floor, bench/scan_floor.c, is compiled at run time)"
 command -v psql >/dev/null || die "psql is needed"
 [ -n "$PGBENCH" ] && [ -x "$PGBENCH" ] || die "pgbench is needed"
 
@@ -153,6 +167,15 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# the scan floor (bench/scan_floor.c), compiled for this machine into the scratch directory
+FLOOR=$WORK/scan_floor
+FLOOR_CC=
+for flags in "-O3 -march=native" "-O2 -mpopcnt" "-O2"; do
+	read -ra fa <<<"$flags"
+	if cc "${fa[@]}" -o "$FLOOR" "$ROOT/bench/scan_floor.c" 2>>"$WORK/cc.err"; then FLOOR_CC="cc $flags"; break; fi
+done
+[ -n "$FLOOR_CC" ] || { cat "$WORK/cc.err" >&2; die "bench/scan_floor.c does not compile"; }
 
 start_server() {
 	local owner=postgres
@@ -224,6 +247,7 @@ if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV
 	printf 'env\tlibrary\t%s%s\n' "${LIB_BEFORE:-(not on this machine)}" "$( [ "$STARTED" = 1 ] && echo ", preloaded by the scratch server")"
 	printf 'env\tsettings\t%s\n' "$(psql_t -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY o) FROM unnest(ARRAY['shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'checkpoint_timeout', 'synchronous_commit', 'wal_level', 'max_parallel_workers_per_gather', 'max_parallel_maintenance_workers', 'jit', 'autovacuum']) WITH ORDINALITY u(name, o)")"
 	printf 'env\tprewarm\t%s\n' "$PREWARM"
+	printf 'env\tfloor\t%s (%s)\n' "$FLOOR_CC" "$(cc --version 2>/dev/null | head -n1)"
 	printf 'env\tstarted\t%s, load average %s\n' "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 } >>"$RES"
 
@@ -433,6 +457,34 @@ measure_all() {	# ds n
 		{ print "lat", p, $2, $3, $1, $4, $5, $6, $7 }' "$out" >>"$RES"
 }
 
+# The scan floor: the table's fingerprints as int8 (ORDER BY id, the physical order) in one
+# uint64 array, scanned by bench/scan_floor.c for the simhash index's queries (every radius,
+# in the index's order), BENCH_PASSES rounds; it checks its counts against the index's
+# (round 1) and exits 2 on a difference, listed as "floorbad" rows.
+scan_floor() {	# ds n
+	local ds=$1 n=$2 t=ixb_$1 rc=0 want got bad
+	log "$ds $n: scan floor ($FLOOR_CC)"
+	psql_t -c "COPY (SELECT fp::int8 FROM $t WHERE fp IS NOT NULL ORDER BY id) TO STDOUT" >"$WORK/codes.txt"
+	psql_t -c "SELECT r, qno, q::int8 FROM ixb_q ORDER BY r, qno" >"$WORK/centres.txt"
+	awk -F'\t' -v OFS='\t' -v ds="$ds" -v n="$n" '
+		NR == FNR { q[$1 "," $2] = $3; next }
+		$1 == "lat" && $2 == ds && $3 == n && $5 == "simhash" && $6 == 1 { print $4, $7, q[$4 "," $7], $9 }' \
+		"$WORK/centres.txt" "$RES" >"$WORK/floor.in"
+	"$FLOOR" radius "$WORK/codes.txt" "$WORK/floor.in" "$PASSES" >"$WORK/floor.out" 2>"$WORK/floor.err" || rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 2 ] || { cat "$WORK/floor.err" >&2; die "$ds $n: scan_floor failed"; }
+	want=$(( $(wc -l <"$WORK/floor.in") * PASSES )); got=$(wc -l <"$WORK/floor.out")
+	[ "$got" = "$want" ] || die "$ds $n: scan_floor printed $got results, not $want"
+	printf 'floorcodes\t%s\t%s\t%s\n' "$ds" "$n" "$(wc -l <"$WORK/codes.txt")" >>"$RES"
+	# as the other variants' rows, planning time 0
+	awk -F'\t' -v OFS='\t' -v p="$ds"$'\t'"$n" '{ print "lat", p, $1, "floor", $3, $2, $4, $5, 0 }' \
+		"$WORK/floor.out" >>"$RES"
+	sed 's/^/  /' "$WORK/floor.err" >&2
+	bad=$(grep -E ': (expected|pass) ' "$WORK/floor.err" | sed "s/^scan_floor: /floorbad\t$ds\t$n\t/" || true)
+	[ -z "$bad" ] || echo "$bad" >>"$RES"
+	[ "$rc" = 0 ] || [ -n "$bad" ] || die "$ds $n: scan_floor exited 2 and named no query"
+	rm -f "$WORK/codes.txt"
+}
+
 # the query of a variant (parameters as in ixb_measure)
 variant_sql() {	# ds r variant
 	local t=ixb_$1 r=$2 cond="" j
@@ -567,6 +619,8 @@ info = defaultdict(list)
 tsize = {}
 inscheck = {}
 order = []
+floorbad = defaultdict(list)  # (ds, n) -> the scan floor's mismatch messages
+floorcodes = {}
 for f in rows:
     kind = f[0]
     if kind == "env":
@@ -591,6 +645,10 @@ for f in rows:
         info[(f[1], int(f[2]))].append(f[3:])
     elif kind == "inscheck":
         inscheck[(f[1], int(f[2]))] = f[3]
+    elif kind == "floorbad":
+        floorbad[(f[1], int(f[2]))].append(f[3])
+    elif kind == "floorcodes":
+        floorcodes[(f[1], int(f[2]))] = int(f[3])
 
 VARIANTS = [("simhash", "simhash index"), ("btree4", "btree x4 blocks, OR"),
             ("gin", "GIN block keys"), ("seqscan", "seq scan")]
@@ -657,6 +715,17 @@ def fmt_ms(x):
 def ratio(a, b):
     return a / b if b else float("inf")
 
+def fmt_x(x):
+    return f"{x:.1f}" if x < 10 else f"{x:.0f}"
+
+def floor_cells(ds, n, r):
+    """'floor ms' and 'x floor' (simhash index / floor), each "median / p95", over the index's queries"""
+    ix, fl = stats(ds, n, r, "simhash"), stats(ds, n, r, "floor")
+    if not ix or not fl:
+        return "-", "-"
+    return (f"{fmt_ms(fl['med'])} / {fmt_ms(fl['p95'])}",
+            f"{fmt_x(ratio(ix['med'], fl['med']))} / {fmt_x(ratio(ix['p95'], fl['p95']))}")
+
 def print_set(ds, n):
     print()
     title = f"== {ds}, {n:,} rows =="
@@ -665,14 +734,16 @@ def print_set(ds, n):
     print(f"query latency in ms, server side: clock_timestamp() around EXECUTE (planning + execution), the fastest")
     print(f"of {env['BENCH_PASSES']} runs of each query (in separate rounds); median, p95 and max over the queries.")
     print("plan: median planning time alone (EXPLAIN without ANALYZE). 'index is': the variant's median /")
-    print("the simhash index's median (times faster)")
+    print("the simhash index's median (times faster). floor ms: the scan floor, the same codes counted in C for the")
+    print("same queries, median / p95; x floor: simhash index / floor (medians / p95s)")
     for r in rs:
         base = stats(ds, n, r, "simhash")
         seq = stats(ds, n, r, "seqscan")
         print()
         print(f"r={r}: {base['nq'] if base else 0} queries, {base['matches']:.1f} matches per query on average"
               + (f"; seq scan: the first {seq['nq']} queries only" if seq and base and seq["nq"] < base["nq"] else ""))
-        hdr = f"{'variant':<20} | {'median':>8} {'p95':>8} {'max':>8} | {'plan':>6} | {'index is':>8}"
+        hdr = (f"{'variant':<20} | {'median':>8} {'p95':>8} {'max':>8} | {'plan':>6} | {'index is':>8}"
+               f" | {'floor ms':>15} | {'x floor':>11}")
         print(hdr)
         print("-" * len(hdr))
         for v, name in VARIANTS:
@@ -680,8 +751,14 @@ def print_set(ds, n):
             if st is None:
                 continue
             sp = f"{ratio(st['med'], base['med']):.1f}x" if v != "simhash" and base else ""
+            fm, fx = floor_cells(ds, n, r) if v == "simhash" else ("", "")
             print(f"{name:<20} | {fmt_ms(st['med']):>8} {fmt_ms(st['p95']):>8} {fmt_ms(st['max']):>8} | "
-                  f"{fmt_ms(st['plan']):>6} | {sp:>8}")
+                  f"{fmt_ms(st['plan']):>6} | {sp:>8} | {fm:>15} | {fx:>11}")
+        fl = lat.get((ds, n, r, "floor"), {})
+        if fl:
+            bad = len([m for m in floorbad.get((ds, n), []) if f" r={r} " in m])
+            print(f"floor: {floorcodes.get((ds, n), 0):,} codes counted in C for each of the index's {len(fl)} queries;"
+                  f" its counts equal the index's on {len(fl) - bad} of {len(fl)}")
         if base:
             print(f"simhash index p95 / median: {base['p95'] / base['med']:.2f}; by number of matches: "
                   + "; ".join(f"{lab}: {c} queries, median {fmt_ms(m)}" for lab, c, m, _ in by_matches(ds, n, r)))
@@ -733,6 +810,8 @@ def print_set(ds, n):
     mm = mismatches(ds, n)
     for m in mm:
         print("MISMATCH: " + m)
+    for m in floorbad.get((ds, n), []):
+        print("MISMATCH: floor: " + m)
 
 def print_explains():
     if not explains:
@@ -811,10 +890,13 @@ if what == "header":
     print("            table and indexes " + ("loaded into shared_buffers with pg_prewarm" if envs.get("prewarm") == "1"
                                             else "NOT prewarmed (pg_prewarm missing)") + " before the queries;")
     print("            build time after a CHECKPOINT, same maintenance_work_mem for every index")
+    print("  floor:    bench/scan_floor.c, compiled by this run: " + envs.get("floor", "?"))
+    print("            the table's codes in one uint64 array, counted in C for the simhash index's queries;")
+    print(f"            clock_gettime around each query, fastest of {env['BENCH_PASSES']} passes per query")
 elif what == "final":
     print_explains()
     misses = goals()
-    mm = [m for ds, n in order for m in mismatches(ds, n)]
+    mm = [m for ds, n in order for m in mismatches(ds, n) + floorbad.get((ds, n), [])]
     bad_ins = [k for k, v in inscheck.items() if len(v.split()) != 2 or v.split()[0] != v.split()[1]]
     if mm or bad_ins:
         print()
@@ -847,6 +929,7 @@ for n in "${SIZES[@]}"; do
 		# rounds: every variant once per round, so that a noisy moment on the machine
 		# hits one run of each query, not all of them; the fastest run counts
 		measure_all "$ds" "$n"
+		scan_floor "$ds" "$n"
 		for r in $RADII; do explain_slowest "$ds" "$n" "$r"; done
 		[ "$INS_SECS" = 0 ] || insert_bench "$ds" "$n" >/dev/null
 		[ "$KEEP_TABLES" = 1 ] || psql_b -c "DROP TABLE IF EXISTS ixb_$ds, ixb_q" >/dev/null

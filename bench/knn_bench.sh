@@ -3,7 +3,8 @@
 # LIMIT k, against the sequential scan with top-N sort that answers the same query without
 # it; and insert throughput under the near-duplicate constraint
 # EXCLUDE USING simhash (simhash_ball(fp, 3) WITH &&) against a plain simhash index and no
-# index. Everything is measured in one run on the same data and the same server.
+# index. Beside each index latency, its scan floor: a C popcount scan of the same codes for
+# the same centres. Everything is measured in one run on the same data and the same server.
 #
 # Usage:
 #   bench/knn_bench.sh [ROWS ...]
@@ -52,6 +53,18 @@
 # k-th distance may differ, so ids are not compared (sql/knn.sql and TAP 017 do that).
 # A mismatch is listed and the script exits 2.
 #
+# Scan floor: beside every index figure (median and p95, per data set, size and k), the time
+# a plain C scan of the same codes takes for the same centres, and the ratio index / floor
+# (columns "floor ms" and "x floor"; in the summary, a table of its own): the physical
+# reference of each latency, measured in the same run. bench/scan_floor.c is compiled at
+# start into the scratch directory with cc -O3 -march=native (else -O2 -mpopcnt, else -O2;
+# the flags used are printed); after the index rounds it reads the table's fingerprints
+# (COPY (SELECT fp::int8 ... ORDER BY id) TO STDOUT) into one uint64 array and, for each
+# centre and k the index ran (in the index's order), finds the k smallest popcount(code ^ q)
+# in one pass, timed by clock_gettime(CLOCK_MONOTONIC) around each query, BENCH_PASSES passes,
+# the fastest counting. Its distances must equal the index's; a difference is a mismatch
+# (listed, exit 2) like the others.
+#
 # Inserts (BENCH_INSERT_ROWS=200000, 0 skips): three fresh copies of the 1M-row uniform
 # table (BENCH_INSERT_BASE rows, the same rows as the uniform data set at that size):
 #   none        no index
@@ -92,7 +105,8 @@
 #                              (the insert part keeps the defaults)
 #   BENCH_MWM=2GB BENCH_WORK_MEM=64MB   maintenance_work_mem, work_mem
 #   BENCH_NOTE=                a line for the header (e.g. which build was installed where)
-#   BENCH_RAW=                 a file to copy every raw figure to (tab separated)
+#   BENCH_RAW=                 a file to copy every raw figure to (tab separated; the floor's
+#                              runs are "lat" rows of variant "floor", one per centre, k and pass)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -132,6 +146,7 @@ isint "$INS_BASE" || die "BENCH_INSERT_BASE must be a positive integer"
 [[ $INS_ROWS =~ ^[0-9]+$ ]] || die "BENCH_INSERT_ROWS must be a non-negative integer"
 isint "$INS_BATCH" || die "BENCH_INSERT_BATCH must be a positive integer"
 command -v python3 >/dev/null || die "python3 is needed"
+command -v cc >/dev/null || die "cc is needed (the scan floor, bench/scan_floor.c, is compiled at run time)"
 [ -n "$PSQL" ] && [ -x "$PSQL" ] || die "psql is needed"
 
 # ---------------------------------------------------------------------------
@@ -157,6 +172,15 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# the scan floor (bench/scan_floor.c), compiled for this machine into the scratch directory
+FLOOR=$WORK/scan_floor
+FLOOR_CC=
+for flags in "-O3 -march=native" "-O2 -mpopcnt" "-O2"; do
+	read -ra fa <<<"$flags"
+	if cc "${fa[@]}" -o "$FLOOR" "$ROOT/bench/scan_floor.c" 2>>"$WORK/cc.err"; then FLOOR_CC="cc $flags"; break; fi
+done
+[ -n "$FLOOR_CC" ] || { cat "$WORK/cc.err" >&2; die "bench/scan_floor.c does not compile"; }
 
 start_server() {
 	local owner=postgres
@@ -229,6 +253,7 @@ if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV
 	printf 'env\tnote\t%s\n' "${BENCH_NOTE:-}"
 	printf 'env\tsettings\t%s\n' "$(psql_t -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY o) FROM unnest(ARRAY['shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'checkpoint_timeout', 'synchronous_commit', 'max_parallel_workers_per_gather', 'max_parallel_maintenance_workers', 'jit', 'autovacuum']) WITH ORDINALITY u(name, o)")"
 	printf 'env\tprewarm\t%s\n' "$PREWARM"
+	printf 'env\tfloor\t%s (%s)\n' "$FLOOR_CC" "$(cc --version 2>/dev/null | head -n1)"
 	printf 'env\tstarted\t%s, load average %s\n' "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 } >>"$RES"
 LIB_BEFORE=$(lib_id || true)
@@ -410,6 +435,33 @@ ROLLBACK;
 SQL
 }
 
+# The scan floor: the table's fingerprints as int8 (ORDER BY id, the physical order) in one
+# uint64 array, scanned by bench/scan_floor.c for the index's centres and k, in the index's
+# order (k = 10, 1, 100), BENCH_PASSES rounds; it checks its distances against the index's
+# (round 1) and exits 2 on a difference, listed as "floorbad" rows.
+scan_floor() {	# ds n
+	local ds=$1 n=$2 t=knb_$1 rc=0 want got bad
+	log "$ds $n: scan floor ($FLOOR_CC)"
+	psql_t -c "COPY (SELECT fp::int8 FROM $t WHERE fp IS NOT NULL ORDER BY id) TO STDOUT" >"$WORK/codes.txt"
+	psql_t -c "SELECT qno, q::int8 FROM knb_q ORDER BY qno" >"$WORK/centres.txt"
+	awk -F'\t' -v OFS='\t' -v ds="$ds" -v n="$n" '
+		NR == FNR { q[$1] = $2; next }
+		$1 == "lat" && $2 == ds && $3 == n && $4 == "index" && $6 == 1 { print $5, $7, q[$7], $10 }' \
+		"$WORK/centres.txt" "$RES" >"$WORK/floor.in"
+	"$FLOOR" knn "$WORK/codes.txt" "$WORK/floor.in" "$PASSES" >"$WORK/floor.out" 2>"$WORK/floor.err" || rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 2 ] || { cat "$WORK/floor.err" >&2; die "$ds $n: scan_floor failed"; }
+	want=$(( $(wc -l <"$WORK/floor.in") * PASSES )); got=$(wc -l <"$WORK/floor.out")
+	[ "$got" = "$want" ] || die "$ds $n: scan_floor printed $got results, not $want"
+	printf 'floorcodes\t%s\t%s\t%s\n' "$ds" "$n" "$(wc -l <"$WORK/codes.txt")" >>"$RES"
+	awk -F'\t' -v OFS='\t' -v p="$ds"$'\t'"$n" '{ print "lat", p, "floor", $1, $3, $2, $4, ($5 == "" ? 0 : split($5, a, ",")), $5 }' \
+		"$WORK/floor.out" >>"$RES"
+	sed 's/^/  /' "$WORK/floor.err" >&2
+	bad=$(grep -E ': (expected|pass) ' "$WORK/floor.err" | sed "s/^scan_floor: /floorbad\t$ds\t$n\t/" || true)
+	[ -z "$bad" ] || echo "$bad" >>"$RES"
+	[ "$rc" = 0 ] || [ -n "$bad" ] || die "$ds $n: scan_floor exited 2 and named no centre"
+	rm -f "$WORK/codes.txt"
+}
+
 knn_bench() {	# ds n
 	local ds=$1 n=$2 t=knb_$1 out seq_nq
 	if [ -n "$SEQ_Q" ]; then seq_nq=$SEQ_Q
@@ -427,6 +479,7 @@ knn_bench() {	# ds n
 		psql_t -c "SELECT sum(pg_prewarm(c)) FROM unnest(ARRAY['$t', '${t}_fp', 'knb_q']::regclass[]) c" >/dev/null
 	fi
 	measure_all "$ds" "$n" "$seq_nq"
+	scan_floor "$ds" "$n"
 	explain_two "$ds" "$n"
 	psql_b -c "DROP TABLE $t, knb_q" >/dev/null
 }
@@ -530,6 +583,8 @@ builds = {}
 warns = []
 order = []
 insseg, inscount, insverify, inscheck, insbuild = [], {}, {}, {}, {}
+floorbad = defaultdict(list)  # (ds, n) -> the scan floor's mismatch messages
+floorcodes = {}
 for f in rows:
     kind = f[0]
     if kind == "env":
@@ -558,6 +613,10 @@ for f in rows:
         inscheck[f[1]] = f[2]
     elif kind == "insbuild":
         insbuild[f[1]] = (float(f[2]), int(f[3]))
+    elif kind == "floorbad":
+        floorbad[(f[1], int(f[2]))].append(f[3])
+    elif kind == "floorcodes":
+        floorcodes[(f[1], int(f[2]))] = int(f[3])
 
 def stats(ds, n, v, k):
     d = lat.get((ds, n, v, k))
@@ -606,6 +665,25 @@ def fmt_ms(x):
         return f"{x:.2f}"
     return f"{x:.3f}"
 
+def fmt_x(x):
+    return f"{x:.1f}" if x < 10 else f"{x:.0f}"
+
+def floor_cells(ds, n, k):
+    """'floor ms' and 'x floor' (index / floor), each "median / p95", for the index's centres"""
+    ix, fl = stats(ds, n, "index", k), stats(ds, n, "floor", k)
+    if not ix or not fl:
+        return "-", "-"
+    return (f"{fmt_ms(fl['med'])} / {fmt_ms(fl['p95'])}",
+            f"{fmt_x(ix['med'] / fl['med'])} / {fmt_x(ix['p95'] / fl['p95'])}")
+
+def floor_note(ds, n):
+    nq = sum(len(lat.get((ds, n, "floor", k), {})) for k in (1, 10, 100))
+    if not nq:
+        return "floor: not measured"
+    bad = len(floorbad.get((ds, n), []))
+    return (f"floor: {floorcodes.get((ds, n), 0):,} codes scanned in C for each centre and k the index ran;"
+            f" its distances equal the index's on {nq - bad} of {nq}")
+
 def plan_summary(lines):
     nodes = []
     for i, l in enumerate(lines):
@@ -634,8 +712,10 @@ def print_set(ds, n):
         if (w[0], w[1]) == (ds, n):
             print("WARNING: " + w[2])
     print(f"latency in ms, server side (planning + execution), fastest of {env['BENCH_PASSES']} rounds per centre;")
-    print("median / p95 / max over the centres; the seq scan rows marked (1 run) are single runs for the exactness check")
-    hdr = f"{'variant':<26} | {'centres':>7} | {'median':>8} {'p95':>8} {'max':>8} | {'seq / index':>11} | {'exact':>9}"
+    print("median / p95 / max over the centres; the seq scan rows marked (1 run) are single runs for the exactness check;")
+    print("floor ms: the C scan of the same codes for the same centres, median / p95; x floor: index / floor")
+    hdr = (f"{'variant':<26} | {'centres':>7} | {'median':>8} {'p95':>8} {'max':>8} | {'seq / index':>11} | {'exact':>9}"
+           f" | {'floor ms':>15} | {'x floor':>11}")
     print(hdr)
     print("-" * len(hdr))
     for k in (1, 10, 100):
@@ -648,12 +728,15 @@ def print_set(ds, n):
                 continue
             r = f"{st['med'] / ix['med']:.0f}x" if v == "seq" and ix else ""
             ex = f"{compared - len([m for m in msgs if 'index {' in m])}/{compared}" if v == "index" else ""
-            print(f"{name:<26} | {st['nq']:>7} | {fmt_ms(st['med']):>8} {fmt_ms(st['p95']):>8} {fmt_ms(st['max']):>8} | {r:>11} | {ex:>9}")
+            fm, fx = floor_cells(ds, n, k) if v == "index" else ("", "")
+            print(f"{name:<26} | {st['nq']:>7} | {fmt_ms(st['med']):>8} {fmt_ms(st['p95']):>8} {fmt_ms(st['max']):>8} | {r:>11} | {ex:>9}"
+                  f" | {fm:>15} | {fx:>11}")
     for k in (1, 10, 100):
         s = mean_dist(ds, n, k)
         if s:
             print(f"k={k}: {s}")
     print("('exact': centres whose index distances equal the sequential scan's / centres compared)")
+    print(floor_note(ds, n))
     print("plans (first centre):")
     for (pds, pn, v, k), lines in sorted(plans.items(), key=lambda x: (x[0][2], x[0][3])):
         if (pds, pn) == (ds, n):
@@ -665,6 +748,8 @@ def print_set(ds, n):
     for k in (1, 10, 100):
         for m in exactness(ds, n, k)[1]:
             print("MISMATCH: " + m)
+    for m in floorbad.get((ds, n), []):
+        print("MISMATCH: floor: " + m)
 
 def ins_rates():
     tot = defaultdict(lambda: [0, 0.0])
@@ -733,6 +818,23 @@ def summary():
         rr = f"{sq['med'] / ix['med']:.0f}x" if sq and ix else "-"
         print(f"{n:>11,} {ds:<8} | {f2(ix):>15} | {sqs:>19} | {rr:>9} | {f'{nmm} of {ncmp}':>13} | {f2(i1):>15} | {f2(i100):>15}")
     print("(seq scan: the number of centres it timed in brackets; mismatches: k = 1, 10, 100 together)")
+    print()
+    print("the index beside its scan floor (bench/scan_floor.c: the same codes in one uint64 array, scanned in C for the")
+    print("same centres and k), ms, median / p95; x floor = index / floor; floor mismatches: its distances against the index's")
+    hdr = f"{'rows':>11} {'data':<8} | {'k':>3} | {'index':>15} | {'floor':>15} | {'x floor':>11} | {'floor mismatches':>16}"
+    print(hdr)
+    print("-" * len(hdr))
+    for ds, n in sorted(order, key=lambda x: (x[1], x[0] != "uniform")):
+        nbad = len(floorbad.get((ds, n), []))
+        total_mm += nbad
+        for k in (1, 10, 100):
+            ix = stats(ds, n, "index", k)
+            if not ix:
+                continue
+            fm, fx = floor_cells(ds, n, k)
+            nfl = len(lat.get((ds, n, "floor", k), {}))
+            kbad = len([m for m in floorbad.get((ds, n), []) if f" k={k} " in m])
+            print(f"{n:>11,} {ds:<8} | {k:>3} | {fmt_ms(ix['med']) + ' / ' + fmt_ms(ix['p95']):>15} | {fm:>15} | {fx:>11} | {f'{kbad} of {nfl}':>16}")
     rates = ins_rates()
     if rates:
         print()
@@ -787,6 +889,9 @@ if what == "header":
     print(f"            fastest of {env['BENCH_PASSES']} rounds per centre, all queries of a data set in one session, warm cache")
     print("            (table, index, centres " + ("loaded with pg_prewarm" if envs.get("prewarm") == "1" else "NOT prewarmed: pg_prewarm missing") +
           "); one backend, no parallel workers, jit off, autovacuum off")
+    print("  floor:    bench/scan_floor.c, compiled by this run: " + envs.get("floor", "?"))
+    print("            the table's codes in one uint64 array, scanned in C for the index's centres and k; clock_gettime")
+    print(f"            around each query, fastest of {env['BENCH_PASSES']} passes per centre")
 elif what == "inserts":
     print_inserts()
 elif what == "final":
