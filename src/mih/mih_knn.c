@@ -31,10 +31,11 @@
  * Beyond that, or when probing the next level would read more pages than
  * reading table 0 whole (every entry once), or for the NULL entries, the
  * search reads table 0 in bands: a pass takes the entries after a boundary
- * (distance, position in table 0's order) up to as many as work_mem holds,
- * and the next pass starts where it stopped. A query with a LIMIT reads
- * table 0 once; returning the whole index in order reads it once per
- * work_mem of entries.
+ * (distance, position in table 0's order), up to KNN_BAND_FIRST entries the
+ * first time and four times more each pass after, to as many as work_mem
+ * holds, and the next pass starts where it stopped. A query with a LIMIT
+ * up to KNN_BAND_FIRST reads table 0 once; returning the whole index in
+ * order reads it a few times, then once per work_mem of entries.
  *
  * Radius conditions of the same scan (fp <@ ball) filter the entries and
  * bound the search: nothing beyond the smallest radius is looked for.
@@ -65,6 +66,16 @@ typedef struct TidList
  */
 #define KNN_KEEP_FIRST 20
 #define KNN_KEEP_STEP 8
+/*
+ * A band holds at first this many TIDs, then four times as many each pass,
+ * up to work_mem: a LIMIT query, which the index cannot see, reads table 0
+ * once and files about this many entries, not every one up to work_mem
+ * (a pass filing all 1M entries of a table was most of a 10-NN query's
+ * time); returning the whole index in order reads table 0 a few times more.
+ */
+#define KNN_BAND_FIRST 1024
+#define KNN_BAND_GROWTH 4
+
 /* probe values enumerated at a time (64 kB) */
 #define KNN_PROBE_CHUNK 8192
 
@@ -92,6 +103,7 @@ struct MihKnn
 	TidList		found[KNN_NDIST];	/* run entries found and not yet freed */
 	int64		nfound;			/* TIDs the found lists hold */
 	int64		maxfound;		/* ... at most (work_mem) */
+	int64		band_cap;		/* ... in the next band pass */
 	int64		peakfound;		/* ... at most so far (for the DEBUG2 report) */
 	int			passes;			/* bands read (for the DEBUG2 report) */
 	int			emit;			/* the distance being returned */
@@ -237,6 +249,7 @@ mih_knn_begin(Relation index, SimHash q, int nballs, const SimHash *centers,
 	}
 	k->keep_lo = -1;
 	k->maxfound = Max((int64) work_mem * 1024 / (int64) sizeof(ItemPointerData), 1);
+	k->band_cap = Min(KNN_BAND_FIRST, k->maxfound);
 
 	metabuf = ReadBuffer(index, MIH_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
@@ -705,30 +718,129 @@ keep_more(MihKnn *k)
 	k->keep_lo = -1;
 }
 
+/* A band pass's boundaries as it goes (band_pass). */
+typedef struct BandState
+{
+	int			lo_dist;		/* taken: after (lo_dist, lo_pos) ... */
+	uint64		lo_pos;
+	int			hi_dist;		/* ... up to (hi_dist, hi_pos) */
+	uint64		hi_pos;
+	int			top;			/* the farthest distance taken */
+	int64		cap;			/* TIDs this pass may hold */
+} BandState;
+
+/* Take entry e, at position pos of table 0, if the pass wants it. */
+static inline void
+band_take(MihKnn *k, const MihEntry *e, uint64 pos, BandState *b)
+{
+	ItemPointerData tid;
+	int			d;
+
+	if (mih_entry_dead(e))
+		return;
+	d = entry_distance(k, e);
+	if (d < b->lo_dist || (d == b->lo_dist && (b->lo_pos == KNN_ALL || pos <= b->lo_pos)) ||
+		d > b->hi_dist || (d == b->hi_dist && pos > b->hi_pos) || !wanted(k, e, d))
+		return;
+	if (k->nfound >= b->cap)
+	{
+		if (d >= b->top)
+		{
+			/* the farthest yet: a later pass takes it and what follows */
+			b->hi_dist = d;
+			b->hi_pos = pos - 1;
+			if (d > b->top)
+			{
+				b->hi_dist = b->top;
+				b->hi_pos = KNN_ALL;
+			}
+			return;
+		}
+		/* nearer than the farthest list: that list goes */
+		drop_found(k, b->top);
+		b->hi_dist = b->top - 1;
+		b->hi_pos = KNN_ALL;
+		while (b->top > d && k->found[b->top].n == 0)
+			b->top--;
+	}
+	tid = mih_entry_tid(e);
+	tidlist_push(&k->found[d], &tid);
+	k->nfound++;
+	k->peakfound = Max(k->peakfound, k->nfound);
+	b->top = Max(b->top, d);
+}
+
+/*
+ * A band pass over one compact leaf: an entry's distance from q is its
+ * group value's plus its remainder's, computed without decoding the entry
+ * (as the radius scan's pass does, mih_scan_visit.c); only an entry within
+ * the band's far boundary is decoded and taken. A NULL entry's stand-in
+ * fingerprint says nothing of its place (after every distance), so the
+ * shortcut applies only while the band ends before the NULL entries.
+ */
+static void
+band_cleaf(MihKnn *k, Relation index, BlockNumber blk, Page page, uint64 *pos, BandState *b)
+{
+	MihCLeaf	c;
+	uint64		mask = k->masks[0];
+	uint64		qrem;
+	uint64		prev = 0;
+
+	mih_cleaf_open(index, blk, page, mask, &c);
+	qrem = mih_bits_gather(c.bm, k->q);
+	for (int g = 0; g < c.ngroups; g++)
+	{
+		uint64		key = mih_cleaf_key(&c, g);
+		int			start = mih_cleaf_start(&c, g);
+		int			end = mih_cleaf_start(&c, g + 1);
+		int			dk = sh_popcount64((key ^ k->q) & mask);
+		const char *p;
+
+		if (start >= end || end > c.n || (key & ~mask) != 0 ||
+			(g > 0 && key <= prev) || (g == 0 && start != 0))
+			mih_cleaf_corrupt(index, blk, "a group directory out of order");
+		prev = key;
+		p = c.entries + start * c.width;
+		for (int i = start; i < end; i++, p += c.width, (*pos)++)
+		{
+			MihEntry	e;
+
+			if (b->hi_dist < KNN_NULL_DIST &&
+				dk + sh_popcount64((mih_load_le64(p) & c.rem_mask) ^ qrem) > b->hi_dist)
+				continue;
+			mih_cleaf_decode(&c, i, key, &e);
+			band_take(k, &e, *pos, b);
+		}
+	}
+}
+
 /*
  * One pass over table 0 of the runs serving it (each entry once), in its
  * order (run, leaf, item; positions stay put: runs are written once, and
  * bulk delete only marks entries dead): take the wanted entries after the
- * boundary (band_dist, band_pos), as many as work_mem holds, nearest first.
- * When the lists are full, an entry farther than every one taken is left
- * for a later pass; a nearer one pushes out the farthest distance's list.
- * The boundary moves to the last key every entry up to which was taken.
+ * boundary (band_dist, band_pos), as many as the band holds (KNN_BAND_FIRST,
+ * growing to work_mem), nearest first. When the lists are full, an entry
+ * farther than every one taken is left for a later pass; a nearer one
+ * pushes out the farthest distance's list. The boundary moves to the last
+ * key every entry up to which was taken.
  */
 static void
 band_pass(MihKnn *k)
 {
-	int			lo_dist = k->band_dist;
-	uint64		lo_pos = k->band_pos;
-	int			hi_dist = k->limit;
-	uint64		hi_pos = KNN_ALL;
-	int			top = -1;		/* the farthest distance taken */
+	BandState	b;
 	uint64		pos = 0;
-	MihEntry   *scratch = NULL; /* a compact leaf, decoded */
 
 	Assert(k->nfound == 0);
+	b.lo_dist = k->band_dist;
+	b.lo_pos = k->band_pos;
+	b.hi_dist = k->limit;
+	b.hi_pos = KNN_ALL;
+	b.top = -1;
 	/* nothing is wanted after the boundary */
-	if (lo_dist > k->limit || (lo_dist == k->limit && lo_pos == KNN_ALL))
+	if (b.lo_dist > k->limit || (b.lo_dist == k->limit && b.lo_pos == KNN_ALL))
 		return;
+	b.cap = k->band_cap;
+	k->band_cap = Min(k->band_cap * KNN_BAND_GROWTH, k->maxfound);
 	k->passes++;
 	for (int r = 0; r < k->nruns; r++)
 	{
@@ -742,91 +854,94 @@ band_pass(MihKnn *k)
 		{
 			Buffer		buf;
 			Page		page;
-			const MihEntry *entries;
-			int			n;
 
 			CHECK_FOR_INTERRUPTS();
 			buf = ReadBuffer(k->index, leaf);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			mih_check_scan_page(k->index, buf, leaf, MIH_PAGE_LEAF, (uint32) hdr.serial, 0);
-			if (mih_leaf_is_compact(page) && scratch == NULL)
-				scratch = palloc(MIH_LEAF_MAX_ENTRIES * sizeof(MihEntry));
-			entries = mih_leaf_entries(k->index, leaf, page, k->masks[0], scratch, &n);
-			for (int i = 0; i < n; i++, pos++)
+			if (mih_leaf_is_compact(page))
+				band_cleaf(k, k->index, leaf, page, &pos, &b);
+			else
 			{
-				const MihEntry *e = &entries[i];
-				ItemPointerData tid;
-				int			d;
+				const MihEntry *entries = MihPageGetEntries(page);
+				int			n = MihPageGetNItems(page, sizeof(MihEntry));
 
-				if (mih_entry_dead(e))
-					continue;
-				d = entry_distance(k, e);
-				if (d < lo_dist || (d == lo_dist && (lo_pos == KNN_ALL || pos <= lo_pos)) ||
-					d > hi_dist || (d == hi_dist && pos > hi_pos) || !wanted(k, e, d))
-					continue;
-				if (k->nfound >= k->maxfound)
-				{
-					if (d >= top)
-					{
-						/* the farthest yet: a later pass takes it and what follows */
-						hi_dist = d;
-						hi_pos = pos - 1;
-						if (d > top)
-						{
-							hi_dist = top;
-							hi_pos = KNN_ALL;
-						}
-						continue;
-					}
-					/* nearer than the farthest list: that list goes */
-					drop_found(k, top);
-					hi_dist = top - 1;
-					hi_pos = KNN_ALL;
-					while (top > d && k->found[top].n == 0)
-						top--;
-				}
-				tid = mih_entry_tid(e);
-				tidlist_push(&k->found[d], &tid);
-				k->nfound++;
-				k->peakfound = Max(k->peakfound, k->nfound);
-				top = Max(top, d);
+				for (int i = 0; i < n; i++, pos++)
+					band_take(k, &entries[i], pos, &b);
 			}
 			leaf = MihPageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
 		}
 	}
-	if (scratch)
-		pfree(scratch);
-	k->band_dist = hi_dist;
-	k->band_pos = hi_pos;
+	k->band_dist = b.hi_dist;
+	k->band_pos = b.hi_pos;
 }
 
 /*
- * Is the next step dearer than reading table 0 whole? A step reads about a
+ * Is probing on dearer than reading table 0 whole? A step reads about a
  * leaf per probe value and run (the inner pages are kept, see
- * cached_descend); reading table 0 reads its leaves and also computes and
- * files every entry, which costs about MIH_KNN_ENTRY_PAGE_COST probes per
- * leaf of entries.
+ * cached_descend); a band pass reads table 0's leaves and computes every
+ * entry's distance (band_cleaf), about MIH_KNN_ENTRY_PAGE_COST probes' time
+ * a leaf (measured: 100k-1M uniform rows, 0.4 us a probe, 1.3 us a leaf).
+ * Probing on means the steps up to the one that settles the distance at
+ * which the table expects KNN_EXPECTED_ROWS rows (a LIMIT 10 query's;
+ * uniform fingerprints): judging the next step alone let a search probe
+ * the cheap first levels, then read table 0 anyway (a 10-NN query at 100k
+ * rows spent 0.6 ms, against 0.25 ms reading table 0 at once). The next
+ * step alone dearer than table 0 also ends probing.
  */
-#define MIH_KNN_ENTRY_PAGE_COST 8
+#define MIH_KNN_ENTRY_PAGE_COST 3
+#define KNN_EXPECTED_ROWS 10
+
+/* probe values of step (s, j) over the runs serving table j */
+static double
+step_probes(const MihKnn *k, int s, int j)
+{
+	double		probes = 0;
+
+	if (s > k->bits[j])
+		return 0;
+	for (int r = 0; r < k->nruns; r++)
+		if (k->run_tables[r] & (1 << j))
+			probes += mih_probes_per_table(k->bits[j], s) - mih_probes_per_table(k->bits[j], s - 1);
+	return probes;
+}
 
 static bool
 step_dearer_than_table0(const MihKnn *k)
 {
-	double		probes = 0;
 	double		table0 = 0;
-	int			s = k->level;
-	int			j = k->table;
+	double		entries = 0;
+	double		ahead = 0;
+	int			want = 0;
+	int			m = k->nblocks;
 
 	for (int r = 0; r < k->nruns; r++)
-	{
 		if (k->run_tables[r] & 1)
+		{
 			table0 += (double) k->run_entries[r] / MIH_ENTRIES_PER_PAGE;
-		if ((k->run_tables[r] & (1 << j)) && s <= k->bits[j])
-			probes += mih_probes_per_table(k->bits[j], s) - mih_probes_per_table(k->bits[j], s - 1);
+			entries += (double) k->run_entries[r];
+		}
+	table0 *= MIH_KNN_ENTRY_PAGE_COST;
+	if (step_probes(k, k->level, k->table) > table0)
+		return true;
+	/* the distance of the KNN_EXPECTED_ROWS-th row, and the steps to settle it */
+	while (want < Min(k->limit, SIMHASH_BITS) &&
+		   entries * hamming_within_prob(want) < KNN_EXPECTED_ROWS)
+		want++;
+	for (int s = k->level, j = k->table; m * s + j - 1 < want && s <= SIMHASH_BITS;)
+	{
+		ahead += step_probes(k, s, j);
+		if (ahead > table0)
+			return true;
+		if (++j == m)
+		{
+			j = 0;
+			s++;
+		}
 	}
-	return probes > table0 * MIH_KNN_ENTRY_PAGE_COST;
+	return false;
 }
 
 /* Every entry up to this distance is found (returned, or in the lists). */
