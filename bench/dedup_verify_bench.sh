@@ -24,6 +24,10 @@
 #   ... AND simhash_jaccard(body, $1, 'words', 5) >= 0.5                      (verified)
 # timed one by one in the server (clock_timestamp around each, the sketch of $1 included):
 # median and 95th percentile in ms, and the rows found.
+#
+# Settings (environment): DVB_PAIRS=0 skips dedup_pairs.sql; DVB_SCRIPTS=0 skips the removal
+# scripts and the verification baseline (the search alone); DVB_INDEX_WITH="blocks = 5" gives the
+# search's index storage parameters; session settings (random_page_cost, ...) go in PGOPTIONS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,16 +76,18 @@ run() {	# label, script, extra psql variables...
 	printf '%-28s %8.1f s   %s\n' "$label" "$(echo "$t1 - $t0" | bc)" \
 		"$(echo "$out" | grep -o 'holding [0-9]* duplicates\?\|[0-9]* candidates\? below it left alone' | tr '\n' ' ')"
 }
+if [ "${DVB_SCRIPTS:-1}" != 0 ]; then
 run "dedup.sql" dedup.sql
 run "dedup.sql, verify_column" dedup.sql -v verify_column=body -v verify_threshold=0.5
-if [ "${DVB_PAIRS:-1}" != 0 ]; then
+fi
+if [ "${DVB_SCRIPTS:-1}" != 0 ] && [ "${DVB_PAIRS:-1}" != 0 ]; then
 	run "dedup_pairs.sql" dedup_pairs.sql
 	run "dedup_pairs.sql, verify_column" dedup_pairs.sql -v verify_column=body -v verify_threshold=0.5
 fi
 # the baseline: verification after grouping, as the scripts did it before: each candidate row of
 # the unverified groups against its kept row
-echo "verification after grouping (the scripts before groups formed on verified pairs), alone:"
-"${PSQL[@]}" <<'SQL'
+[ "${DVB_SCRIPTS:-1}" != 0 ] && echo "verification after grouping (the scripts before groups formed on verified pairs), alone:"
+[ "${DVB_SCRIPTS:-1}" != 0 ] && "${PSQL[@]}" <<'SQL'
 SET simhash.progress_interval = 0;
 SET maintenance_work_mem = '1GB';
 CREATE TEMP TABLE dvb_cand AS
@@ -95,7 +101,7 @@ SQL
 # the search by text, through the index, without and with verification
 "${PSQL[@]}" <<SQL
 SET client_min_messages = warning;
-CREATE INDEX dvb_fp ON dvb_docs USING simhash (fp);
+CREATE INDEX dvb_fp ON dvb_docs USING simhash (fp)${DVB_INDEX_WITH:+ WITH ($DVB_INDEX_WITH)};
 VACUUM ANALYZE dvb_docs;
 CREATE TEMP TABLE dvb_q AS
   (SELECT body FROM dvb_docs WHERE id > ($ROWS * 9) / 10 ORDER BY hashint8(id) LIMIT 250)
@@ -118,7 +124,7 @@ BEGIN
   END LOOP;
 END
 \$\$;
-\echo search by text, radius 12 ($ROWS rows, 500 queries):
+\echo search by text, radius 12 ($ROWS rows, 500 queries; index ${DVB_INDEX_WITH:-with default storage parameters}; random_page_cost $("${PSQL[@]}" -tAc "SHOW random_page_cost")):
 SELECT kind, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3) AS median_ms,
        round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 3) AS p95_ms,
        round(avg(found), 2) AS rows_found_avg, max(found) AS rows_found_max
