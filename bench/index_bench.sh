@@ -82,7 +82,15 @@
 # Unix socket only), as the postgres OS user when run as root, with shared_buffers = 4GB,
 # max_wal_size = 10GB, checkpoint_timeout = 30min, shared_preload_libraries = simhash (so a
 # `make install` during the run cannot change the build being measured), and stops it at
-# exit. In its own database it drops and re-creates the extension at start.
+# exit. In its own database it drops and re-creates the extension at start. Binaries
+# (initdb, pg_ctl, pg_isready, psql, pgbench, pg_config) from $PG_BINDIR (default:
+# pg_config --bindir, else /usr/lib/postgresql/15/bin; psql and pgbench fall back to PATH
+# when $PG_BINDIR has none); the simhash library and extension files are whatever that
+# installation holds, so a private copy of PostgreSQL with the build under test installed only
+# there works: `make PG_CONFIG=/x/bin/pg_config install`, then
+#   PG_BINDIR=/x/bin BENCH_START_SERVER=1 bench/index_bench.sh 100000
+# The header names the binaries and the library (the server's PKGLIBDIR/simhash.so, its
+# time stamp and sha256).
 #
 # Other settings (environment):
 #   BENCH_QUERIES=200          queries per data set and radius
@@ -98,8 +106,8 @@
 #   BENCH_RAW=                 a file to copy every raw figure to (tab separated, one line per
 #                              query run, build, insert test; the floor's runs are "lat" rows
 #                              of variant "floor", planning time 0)
-#   PG_BINDIR                  server binaries (default: pg_config --bindir, else
-#                              /usr/lib/postgresql/15/bin)
+#   PG_BINDIR                  PostgreSQL binaries, psql included (default: pg_config --bindir,
+#                              else /usr/lib/postgresql/15/bin); see "Scratch server"
 #
 # Example: BENCH_START_SERVER=1 bench/index_bench.sh 1000000 10000000 | tee bench/results/x.txt
 set -euo pipefail
@@ -125,6 +133,8 @@ if [ -z "${PG_BINDIR:-}" ]; then
 	PG_BINDIR=$(pg_config --bindir 2>/dev/null || true)
 	[ -x "$PG_BINDIR/initdb" ] || PG_BINDIR=/usr/lib/postgresql/15/bin
 fi
+PSQL=$PG_BINDIR/psql
+[ -x "$PSQL" ] || PSQL=$(command -v psql || true)
 PGBENCH=$PG_BINDIR/pgbench
 [ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench || true)
 
@@ -141,7 +151,7 @@ isint "$INS_CLIENTS" || die "BENCH_INSERT_CLIENTS must be a positive integer"
 [[ $INS_ROWS =~ ^[0-9]+$ ]] || die "BENCH_INSERT_ROWS must be a non-negative integer"
 command -v python3 >/dev/null || die "python3 is needed"
 command -v cc >/dev/null || die "cc is needed (the scan floor, bench/scan_floor.c, is compiled at run time)"
-command -v psql >/dev/null || die "psql is needed"
+{ [ -n "$PSQL" ] && [ -x "$PSQL" ]; } || die "psql is needed"
 [ -n "$PGBENCH" ] && [ -x "$PGBENCH" ] || die "pgbench is needed"
 
 # ---------------------------------------------------------------------------
@@ -156,7 +166,7 @@ as_owner() {
 cleanup() {
 	local rc=$?
 	if [ "$KEEP_TABLES" != 1 ] && [ -n "${DB_READY:-}" ]; then
-		psql -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ixb_uniform, ixb_skewed, ixb_q, ixb_ins_btree_fp, ixb_ins_simhash" >/dev/null 2>&1 || true
+		"$PSQL" -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ixb_uniform, ixb_skewed, ixb_q, ixb_ins_btree_fp, ixb_ins_simhash" >/dev/null 2>&1 || true
 	fi
 	if [ "$STARTED" = 1 ]; then
 		as_owner "$PG_BINDIR/pg_ctl" -D "$BENCH_DIR/data" -m fast stop >/dev/null 2>&1 || true
@@ -195,8 +205,8 @@ start_server() {
 		start >/dev/null
 	STARTED=1
 	export PGHOST=$BENCH_DIR PGPORT=$BENCH_PORT PGUSER=$owner
-	psql -X -q -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'simhash_bench'" |
-		grep -q 1 || psql -X -q -d postgres -c "CREATE DATABASE simhash_bench" >/dev/null
+	"$PSQL" -X -q -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'simhash_bench'" |
+		grep -q 1 || "$PSQL" -X -q -d postgres -c "CREATE DATABASE simhash_bench" >/dev/null
 	export PGDATABASE=simhash_bench
 }
 
@@ -210,15 +220,15 @@ fi
 # the same session settings for psql and pgbench, whichever server
 export PGOPTIONS="${PGOPTIONS:-} -c maintenance_work_mem=$MWM -c work_mem=$WORK_MEM -c synchronous_commit=off -c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0 -c jit=off -c client_min_messages=warning"
 
-psql_b() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-psql_t() { psql -X -q -v ON_ERROR_STOP=1 -tA -F $'\t' "$@"; }
+psql_b() { "$PSQL" -X -q -v ON_ERROR_STOP=1 "$@"; }
+psql_t() { "$PSQL" -X -q -v ON_ERROR_STOP=1 -tA -F $'\t' "$@"; }
 
 if [ "$STARTED" = 1 ]; then
 	# our own database: the extension's objects must match the library loaded at start
 	psql_b -c "DROP EXTENSION IF EXISTS simhash CASCADE" >/dev/null
 fi
 psql_b -c "CREATE EXTENSION IF NOT EXISTS simhash" >/dev/null ||
-	die "CREATE EXTENSION simhash failed (is it installed? cd $ROOT && make && make install)"
+	die "CREATE EXTENSION simhash failed (is it installed in $PG_BINDIR/..? cd $ROOT && make PG_CONFIG=$PG_BINDIR/pg_config install)"
 PREWARM=1
 psql_b -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" >/dev/null 2>&1 || PREWARM=0
 S=$(psql_t -c "SELECT quote_ident(extnamespace::regnamespace::text) FROM pg_extension WHERE extname = 'simhash'")
@@ -231,20 +241,25 @@ log() { echo "[$(date '+%H:%M:%S')] $*" >&2; }
 # ---------------------------------------------------------------------------
 # environment
 # ---------------------------------------------------------------------------
-LIB="$(pg_config --pkglibdir 2>/dev/null || echo /nonexistent)/simhash.so"
-lib_id() { [ -f "$LIB" ] && echo "$(date -u -r "$LIB" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIB" | cut -c1-12)"; }
+# the library the server loads: its own PKGLIBDIR (pg_config() needs a superuser), else
+# $PG_BINDIR's pg_config
+PKGLIBDIR=$(psql_t -c "SELECT setting FROM pg_config() WHERE name = 'PKGLIBDIR'" 2>/dev/null ||
+	"$PG_BINDIR/pg_config" --pkglibdir 2>/dev/null || echo /nonexistent)
+LIB=$PKGLIBDIR/simhash.so
+lib_id() { [ -f "$LIB" ] && echo "$LIB, $(date -u -r "$LIB" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIB" | cut -c1-12)"; }
 LIB_BEFORE=$(lib_id || true)
 CPU=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//' || true)
 [ -n "$CPU" ] || CPU=$(uname -m)
 GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV="$GITREV+dirty(src)"; fi
 {
-	printf 'env\tcommand\t%s\n' "$(env | grep '^BENCH_' | sort | tr '\n' ' ')bench/index_bench.sh ${SIZES[*]}"
+	printf 'env\tcommand\t%s\n' "$( { env | grep -E '^(BENCH_|PG_BINDIR=)' | sort | tr '\n' ' '; } || true)bench/index_bench.sh ${SIZES[*]}"
 	printf 'env\tcpu\t%s (%s cpus visible), %s GiB RAM\n' "$CPU" "$(nproc 2>/dev/null || echo '?')" \
 		"$(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo 2>/dev/null || echo '?')"
 	printf 'env\tserver\t%s\n' "$(psql_t -c "SELECT version()")"
+	printf 'env\tbinaries\t%s (psql %s)\n' "$PG_BINDIR" "$PSQL"
 	printf 'env\tsimhash\textension %s, checkout %s\n' "$(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'")" "$GITREV"
-	printf 'env\tlibrary\t%s%s\n' "${LIB_BEFORE:-(not on this machine)}" "$( [ "$STARTED" = 1 ] && echo ", preloaded by the scratch server")"
+	printf 'env\tlibrary\t%s%s\n' "${LIB_BEFORE:-$LIB (not found)}" "$( [ "$STARTED" = 1 ] && echo ", preloaded by the scratch server")"
 	printf 'env\tsettings\t%s\n' "$(psql_t -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY o) FROM unnest(ARRAY['shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'checkpoint_timeout', 'synchronous_commit', 'wal_level', 'max_parallel_workers_per_gather', 'max_parallel_maintenance_workers', 'jit', 'autovacuum']) WITH ORDINALITY u(name, o)")"
 	printf 'env\tprewarm\t%s\n' "$PREWARM"
 	printf 'env\tfloor\t%s (%s)\n' "$FLOOR_CC" "$(cc --version 2>/dev/null | head -n1)"
@@ -880,6 +895,7 @@ if what == "header":
     print(f"  started:  {envs.get('started')}")
     print(f"  cpu:      {envs.get('cpu')}")
     print(f"  server:   {envs.get('server')}")
+    print(f"  binaries: {envs.get('binaries')}")
     print(f"  simhash:  {envs.get('simhash')}")
     print(f"  library:  {envs.get('library')}")
     print(f"  settings: {envs.get('settings')}")
