@@ -20,8 +20,10 @@
 #            get fewer); then 20% of the rows get their top 16 bits cleared
 #            (fp & '0000ffffffffffff'), so one 16-bit block value holds a fifth of the table
 #
-# Queries: per data set and radius (3 and 6), BENCH_QUERIES (200) fingerprints, each a random
-# row of the table with 0..r random bits flipped, so every query has at least one match.
+# Queries: per data set and radius (BENCH_RADII), BENCH_QUERIES (200) fingerprints, each a
+# random row of the table with k = 0..r random bits flipped, so every query has at least one
+# match (bench/data/queries.sql draws six bit positions per query, so above r = 6 a query is
+# still at most 6 bits from its row: at r = 12 about half of them have k >= 6).
 # Latency is measured on the server: a plpgsql function runs each query with EXECUTE ...
 # USING (so it includes planning, as a client's query would) between two clock_timestamp()
 # calls, after 5 untimed warm-up queries. All of it runs in one session per data set, in
@@ -32,17 +34,23 @@
 # ANALYZE) is shown beside it. Variants:
 #   simhash index   SELECT count(*) FROM t WHERE fp <~> $1 <= r
 #                   (enable_seqscan = off; the planner picks Index or Bitmap scan)
-#   btree x4        four indexes on ((fp::int8 >> 48) & 65535), ((fp::int8 >> 32) & 65535),
+#   btree x4        (r <= 7 only, see below)
+#                   four indexes on ((fp::int8 >> 48) & 65535), ((fp::int8 >> 32) & 65535),
 #                   ((fp::int8 >> 16) & 65535), (fp::int8 & 65535); r <= 3:
 #                   WHERE (b0 = q0 OR b1 = q1 OR b2 = q2 OR b3 = q3) AND fp <~> q <= r;
 #                   4 <= r <= 7 (pigeonhole: some block within 1 bit): bj = ANY(the 17 values
 #                   within 1 bit of qj) for each block, OR-ed, plus the distance filter
-#   GIN             one index on ARRAY[0*65536 + b0, 1*65536 + b1, 2*65536 + b2, 3*65536 + b3]
+#   GIN             (r <= 7 only) one index on ARRAY[0*65536 + b0, 1*65536 + b1, 2*65536 + b2, 3*65536 + b3]
 #                   (int4[], default array_ops): WHERE keys && ARRAY[the 4 (r <= 3) or 68
 #                   (r <= 7) probe keys] AND fp <~> q <= r
 #   seq scan        the simhash query with index and bitmap scans disabled: simhash_hamming_within()
 #                   in C on every row. It is slow, so only the first BENCH_SEQ_QUERIES
 #                   queries are run (default: all of them up to 2M rows, else 20)
+# Radii above 7 (BENCH_RADII takes 0..64): only the simhash index, the seq scan and the scan
+# floor run. The block alternatives rest on the pigeonhole bound (a match is within r / 4 bits
+# of the query in some block) and probe 0 or 1 bit of each block; r = 8 would need 2 bits
+# (137 values per block), r = 12 3 bits (697). Their rows for such a radius read
+# "n/a (r > 7 ...)" and they have no plan line.
 # Each variant runs in a transaction that drops the other variants' indexes (and rolls back),
 # so the planner cannot use them; its plan is checked (the wrong plan is an error) and shown.
 # Every variant must return the same count as the simhash index for every query it ran, in
@@ -96,7 +104,7 @@
 #   BENCH_QUERIES=200          queries per data set and radius
 #   BENCH_PASSES=3             rounds; each query's fastest run counts
 #   BENCH_SEQ_QUERIES=         queries run by the sequential scan (see above)
-#   BENCH_RADII="3 6"          radii, each 0..7 (the block alternatives need r / 4 <= 1)
+#   BENCH_RADII="3 6"          radii, each 0..64 (btree x4 and GIN only at r <= 7, see above)
 #   BENCH_DATASETS="uniform skewed"
 #   BENCH_INSERT_SECONDS=30    pgbench time per table (0: no insert test)
 #   BENCH_INSERT_CLIENTS=2     pgbench -c/-j
@@ -144,7 +152,7 @@ for n in "${SIZES[@]}"; do isint "$n" || die "table size '$n' is not a positive 
 isint "$NQ" || die "BENCH_QUERIES must be a positive integer"
 isint "$PASSES" || die "BENCH_PASSES must be a positive integer"
 [ -z "$SEQ_Q" ] || isint "$SEQ_Q" || die "BENCH_SEQ_QUERIES must be a positive integer"
-for r in $RADII; do [[ $r =~ ^[0-7]$ ]] || die "BENCH_RADII: each radius must be 0..7"; done
+for r in $RADII; do [[ $r =~ ^([0-9]|[1-5][0-9]|6[0-4])$ ]] || die "BENCH_RADII: each radius must be 0..64"; done
 for d in $DATASETS; do [[ $d =~ ^(uniform|skewed)$ ]] || die "BENCH_DATASETS: uniform and/or skewed"; done
 [[ $INS_SECS =~ ^[0-9]+$ ]] || die "BENCH_INSERT_SECONDS must be a non-negative integer"
 isint "$INS_CLIENTS" || die "BENCH_INSERT_CLIENTS must be a positive integer"
@@ -269,6 +277,14 @@ if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV
 # ---------------------------------------------------------------------------
 # SQL pieces
 # ---------------------------------------------------------------------------
+# the variants run at radius r: the btree and GIN block alternatives only up to r = 7 (a
+# match differs from the query in at most r bits, so some one of the 4 blocks in at most
+# r / 4; the probes cover 0 (r <= 3) or 1 (r <= 7) bits of it; at r = 8 that would be 2, 137
+# values per block), above it the simhash index and the sequential scan (and the floor)
+variants() {	# r
+	if [ "$1" -le 7 ]; then echo simhash btree4 gin seqscan; else echo simhash seqscan; fi
+}
+
 # block j of fp (j = 0: the top 16 bits), as int8: the btree index expressions
 blk() {
 	case $1 in
@@ -427,7 +443,7 @@ measure_all() {	# ds n
 		echo "$MEASURE_FN"
 		for round in $(seq 1 "$PASSES"); do
 			for r in $RADII; do
-				for v in simhash btree4 gin seqscan; do
+				for v in $(variants "$r"); do
 					nq=$NQ; warmup=5
 					case $v in
 						simhash)
@@ -454,7 +470,7 @@ measure_all() {	# ds n
 	psql_t -f "$script" >"$out"
 	# the plans: each variant must use its own path
 	for r in $RADII; do
-		for v in simhash btree4 gin seqscan; do
+		for v in $(variants "$r"); do
 			case $v in
 				simhash) expect="${t}_simhash" ;;
 				seqscan) expect="Seq Scan on $t" ;;
@@ -667,6 +683,7 @@ for f in rows:
 
 VARIANTS = [("simhash", "simhash index"), ("btree4", "btree x4 blocks, OR"),
             ("gin", "GIN block keys"), ("seqscan", "seq scan")]
+BLOCK_MAX_R = 7     # the btree and GIN block alternatives run up to this radius (variants())
 
 def radii(ds, n):
     return sorted({k[2] for k in lat if k[0] == ds and k[1] == n})
@@ -764,6 +781,8 @@ def print_set(ds, n):
         for v, name in VARIANTS:
             st = stats(ds, n, r, v)
             if st is None:
+                if v in ("btree4", "gin") and r > BLOCK_MAX_R:
+                    print(f"{name:<20} | n/a (r > {BLOCK_MAX_R}: the block probes cover r / 4 <= 1 bit; not run)")
                 continue
             sp = f"{ratio(st['med'], base['med']):.1f}x" if v != "simhash" and base else ""
             fm, fx = floor_cells(ds, n, r) if v == "simhash" else ("", "")
