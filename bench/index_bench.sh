@@ -11,7 +11,9 @@
 #   bench/index_bench.sh [ROWS ...]
 #
 #   ROWS   table sizes, default "1000000 10000000". `bench/index_bench.sh 1000000` is a
-#          quick run (about 8 minutes); the default takes about 30 minutes on 2 cores.
+#          quick run (about 9 minutes); the default takes about 30 minutes on 2 cores.
+#          Radius 12 (in the default radii since it may exceed 7) adds about 1 of those
+#          minutes at 1M rows and about 2 at 10M: see BENCH_RADII.
 #
 # Data sets, each generated in SQL from a fixed seed (setseed), so every run sees the same rows:
 #   uniform  random 64-bit fingerprints (two random() calls of 32 bits each)
@@ -104,7 +106,18 @@
 #   BENCH_QUERIES=200          queries per data set and radius
 #   BENCH_PASSES=3             rounds; each query's fastest run counts
 #   BENCH_SEQ_QUERIES=         queries run by the sequential scan (see above)
-#   BENCH_RADII="3 6"          radii, each 0..64 (btree x4 and GIN only at r <= 7, see above)
+#   BENCH_RADII="3 6 12"       radii, each 0..64 (btree x4 and GIN only at r <= 7, see above).
+#                              12 is in the default because it is minhash's operating point
+#                              with verification, and it is cheap because it runs no block
+#                              alternatives. At 100k and 200k rows (200 queries, 3 passes) it
+#                              took about 6 and 12 s of 32 and 53 s runs. Almost all of that
+#                              was the seq scan, which grows with the table; the floor took
+#                              under 0.1 s. Extrapolated: about 30 s per data set at 1M rows
+#                              (seq scan ~28 s, index ~3 s; at that size the index reads one
+#                              block table whole) and under a minute at 10M (20 seq scan
+#                              queries ~30 s; the index at most ~25 s, which is what reading a
+#                              table whole would cost). BENCH_RADII="3 6" gives the run as it
+#                              was before 12 was added.
 #   BENCH_DATASETS="uniform skewed"
 #   BENCH_INSERT_SECONDS=30    pgbench time per table (0: no insert test)
 #   BENCH_INSERT_CLIENTS=2     pgbench -c/-j
@@ -124,7 +137,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NQ=${BENCH_QUERIES:-200}
 PASSES=${BENCH_PASSES:-3}
 SEQ_Q=${BENCH_SEQ_QUERIES:-}
-RADII=${BENCH_RADII:-3 6}
+RADII=${BENCH_RADII:-3 6 12}
 DATASETS=${BENCH_DATASETS:-uniform skewed}
 INS_SECS=${BENCH_INSERT_SECONDS:-30}
 INS_CLIENTS=${BENCH_INSERT_CLIENTS:-2}
