@@ -11,7 +11,9 @@
 #   bench/index_bench.sh [ROWS ...]
 #
 #   ROWS   table sizes, default "1000000 10000000". `bench/index_bench.sh 1000000` is a
-#          quick run (about 8 minutes); the default takes about 30 minutes on 2 cores.
+#          quick run (about 9 minutes); the default takes about 30 minutes on 2 cores.
+#          Radius 12 (in the default radii since it may exceed 7) adds about 1 of those
+#          minutes at 1M rows and about 2 at 10M: see BENCH_RADII.
 #
 # Data sets, each generated in SQL from a fixed seed (setseed), so every run sees the same rows:
 #   uniform  random 64-bit fingerprints (two random() calls of 32 bits each)
@@ -20,8 +22,10 @@
 #            get fewer); then 20% of the rows get their top 16 bits cleared
 #            (fp & '0000ffffffffffff'), so one 16-bit block value holds a fifth of the table
 #
-# Queries: per data set and radius (3 and 6), BENCH_QUERIES (200) fingerprints, each a random
-# row of the table with 0..r random bits flipped, so every query has at least one match.
+# Queries: per data set and radius (BENCH_RADII), BENCH_QUERIES (200) fingerprints, each a
+# random row of the table with k = 0..r random bits flipped, so every query has at least one
+# match (bench/data/queries.sql draws six bit positions per query, so above r = 6 a query is
+# still at most 6 bits from its row: at r = 12 about half of them have k >= 6).
 # Latency is measured on the server: a plpgsql function runs each query with EXECUTE ...
 # USING (so it includes planning, as a client's query would) between two clock_timestamp()
 # calls, after 5 untimed warm-up queries. All of it runs in one session per data set, in
@@ -32,17 +36,23 @@
 # ANALYZE) is shown beside it. Variants:
 #   simhash index   SELECT count(*) FROM t WHERE fp <~> $1 <= r
 #                   (enable_seqscan = off; the planner picks Index or Bitmap scan)
-#   btree x4        four indexes on ((fp::int8 >> 48) & 65535), ((fp::int8 >> 32) & 65535),
+#   btree x4        (r <= 7 only, see below)
+#                   four indexes on ((fp::int8 >> 48) & 65535), ((fp::int8 >> 32) & 65535),
 #                   ((fp::int8 >> 16) & 65535), (fp::int8 & 65535); r <= 3:
 #                   WHERE (b0 = q0 OR b1 = q1 OR b2 = q2 OR b3 = q3) AND fp <~> q <= r;
 #                   4 <= r <= 7 (pigeonhole: some block within 1 bit): bj = ANY(the 17 values
 #                   within 1 bit of qj) for each block, OR-ed, plus the distance filter
-#   GIN             one index on ARRAY[0*65536 + b0, 1*65536 + b1, 2*65536 + b2, 3*65536 + b3]
+#   GIN             (r <= 7 only) one index on ARRAY[0*65536 + b0, 1*65536 + b1, 2*65536 + b2, 3*65536 + b3]
 #                   (int4[], default array_ops): WHERE keys && ARRAY[the 4 (r <= 3) or 68
 #                   (r <= 7) probe keys] AND fp <~> q <= r
 #   seq scan        the simhash query with index and bitmap scans disabled: simhash_hamming_within()
 #                   in C on every row. It is slow, so only the first BENCH_SEQ_QUERIES
 #                   queries are run (default: all of them up to 2M rows, else 20)
+# Radii above 7 (BENCH_RADII takes 0..64): only the simhash index, the seq scan and the scan
+# floor run. The block alternatives rest on the pigeonhole bound (a match is within r / 4 bits
+# of the query in some block) and probe 0 or 1 bit of each block; r = 8 would need 2 bits
+# (137 values per block), r = 12 3 bits (697). Their rows for such a radius read
+# "n/a (r > 7 ...)" and they have no plan line.
 # Each variant runs in a transaction that drops the other variants' indexes (and rolls back),
 # so the planner cannot use them; its plan is checked (the wrong plan is an error) and shown.
 # Every variant must return the same count as the simhash index for every query it ran, in
@@ -82,13 +92,32 @@
 # Unix socket only), as the postgres OS user when run as root, with shared_buffers = 4GB,
 # max_wal_size = 10GB, checkpoint_timeout = 30min, shared_preload_libraries = simhash (so a
 # `make install` during the run cannot change the build being measured), and stops it at
-# exit. In its own database it drops and re-creates the extension at start.
+# exit. In its own database it drops and re-creates the extension at start. Binaries
+# (initdb, pg_ctl, pg_isready, psql, pgbench, pg_config) from $PG_BINDIR (default:
+# pg_config --bindir, else /usr/lib/postgresql/15/bin; psql and pgbench fall back to PATH
+# when $PG_BINDIR has none); the simhash library and extension files are whatever that
+# installation holds, so a private copy of PostgreSQL with the build under test installed only
+# there works: `make PG_CONFIG=/x/bin/pg_config install`, then
+#   PG_BINDIR=/x/bin BENCH_START_SERVER=1 bench/index_bench.sh 100000
+# The header names the binaries and the library (the server's PKGLIBDIR/simhash.so, its
+# time stamp and sha256).
 #
 # Other settings (environment):
 #   BENCH_QUERIES=200          queries per data set and radius
 #   BENCH_PASSES=3             rounds; each query's fastest run counts
 #   BENCH_SEQ_QUERIES=         queries run by the sequential scan (see above)
-#   BENCH_RADII="3 6"          radii, each 0..7 (the block alternatives need r / 4 <= 1)
+#   BENCH_RADII="3 6 12"       radii, each 0..64 (btree x4 and GIN only at r <= 7, see above).
+#                              12 is in the default because it is minhash's operating point
+#                              with verification, and it is cheap because it runs no block
+#                              alternatives. At 100k and 200k rows (200 queries, 3 passes) it
+#                              took about 6 and 12 s of 32 and 53 s runs. Almost all of that
+#                              was the seq scan, which grows with the table; the floor took
+#                              under 0.1 s. Extrapolated: about 30 s per data set at 1M rows
+#                              (seq scan ~28 s, index ~3 s; at that size the index reads one
+#                              block table whole) and under a minute at 10M (20 seq scan
+#                              queries ~30 s; the index at most ~25 s, which is what reading a
+#                              table whole would cost). BENCH_RADII="3 6" gives the run as it
+#                              was before 12 was added.
 #   BENCH_DATASETS="uniform skewed"
 #   BENCH_INSERT_SECONDS=30    pgbench time per table (0: no insert test)
 #   BENCH_INSERT_CLIENTS=2     pgbench -c/-j
@@ -98,8 +127,8 @@
 #   BENCH_RAW=                 a file to copy every raw figure to (tab separated, one line per
 #                              query run, build, insert test; the floor's runs are "lat" rows
 #                              of variant "floor", planning time 0)
-#   PG_BINDIR                  server binaries (default: pg_config --bindir, else
-#                              /usr/lib/postgresql/15/bin)
+#   PG_BINDIR                  PostgreSQL binaries, psql included (default: pg_config --bindir,
+#                              else /usr/lib/postgresql/15/bin); see "Scratch server"
 #
 # Example: BENCH_START_SERVER=1 bench/index_bench.sh 1000000 10000000 | tee bench/results/x.txt
 set -euo pipefail
@@ -108,7 +137,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NQ=${BENCH_QUERIES:-200}
 PASSES=${BENCH_PASSES:-3}
 SEQ_Q=${BENCH_SEQ_QUERIES:-}
-RADII=${BENCH_RADII:-3 6}
+RADII=${BENCH_RADII:-3 6 12}
 DATASETS=${BENCH_DATASETS:-uniform skewed}
 INS_SECS=${BENCH_INSERT_SECONDS:-30}
 INS_CLIENTS=${BENCH_INSERT_CLIENTS:-2}
@@ -125,6 +154,8 @@ if [ -z "${PG_BINDIR:-}" ]; then
 	PG_BINDIR=$(pg_config --bindir 2>/dev/null || true)
 	[ -x "$PG_BINDIR/initdb" ] || PG_BINDIR=/usr/lib/postgresql/15/bin
 fi
+PSQL=$PG_BINDIR/psql
+[ -x "$PSQL" ] || PSQL=$(command -v psql || true)
 PGBENCH=$PG_BINDIR/pgbench
 [ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench || true)
 
@@ -134,14 +165,14 @@ for n in "${SIZES[@]}"; do isint "$n" || die "table size '$n' is not a positive 
 isint "$NQ" || die "BENCH_QUERIES must be a positive integer"
 isint "$PASSES" || die "BENCH_PASSES must be a positive integer"
 [ -z "$SEQ_Q" ] || isint "$SEQ_Q" || die "BENCH_SEQ_QUERIES must be a positive integer"
-for r in $RADII; do [[ $r =~ ^[0-7]$ ]] || die "BENCH_RADII: each radius must be 0..7"; done
+for r in $RADII; do [[ $r =~ ^([0-9]|[1-5][0-9]|6[0-4])$ ]] || die "BENCH_RADII: each radius must be 0..64"; done
 for d in $DATASETS; do [[ $d =~ ^(uniform|skewed)$ ]] || die "BENCH_DATASETS: uniform and/or skewed"; done
 [[ $INS_SECS =~ ^[0-9]+$ ]] || die "BENCH_INSERT_SECONDS must be a non-negative integer"
 isint "$INS_CLIENTS" || die "BENCH_INSERT_CLIENTS must be a positive integer"
 [[ $INS_ROWS =~ ^[0-9]+$ ]] || die "BENCH_INSERT_ROWS must be a non-negative integer"
 command -v python3 >/dev/null || die "python3 is needed"
 command -v cc >/dev/null || die "cc is needed (the scan floor, bench/scan_floor.c, is compiled at run time)"
-command -v psql >/dev/null || die "psql is needed"
+{ [ -n "$PSQL" ] && [ -x "$PSQL" ]; } || die "psql is needed"
 [ -n "$PGBENCH" ] && [ -x "$PGBENCH" ] || die "pgbench is needed"
 
 # ---------------------------------------------------------------------------
@@ -156,7 +187,7 @@ as_owner() {
 cleanup() {
 	local rc=$?
 	if [ "$KEEP_TABLES" != 1 ] && [ -n "${DB_READY:-}" ]; then
-		psql -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ixb_uniform, ixb_skewed, ixb_q, ixb_ins_btree_fp, ixb_ins_simhash" >/dev/null 2>&1 || true
+		"$PSQL" -X -q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS ixb_uniform, ixb_skewed, ixb_q, ixb_ins_btree_fp, ixb_ins_simhash" >/dev/null 2>&1 || true
 	fi
 	if [ "$STARTED" = 1 ]; then
 		as_owner "$PG_BINDIR/pg_ctl" -D "$BENCH_DIR/data" -m fast stop >/dev/null 2>&1 || true
@@ -195,8 +226,8 @@ start_server() {
 		start >/dev/null
 	STARTED=1
 	export PGHOST=$BENCH_DIR PGPORT=$BENCH_PORT PGUSER=$owner
-	psql -X -q -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'simhash_bench'" |
-		grep -q 1 || psql -X -q -d postgres -c "CREATE DATABASE simhash_bench" >/dev/null
+	"$PSQL" -X -q -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'simhash_bench'" |
+		grep -q 1 || "$PSQL" -X -q -d postgres -c "CREATE DATABASE simhash_bench" >/dev/null
 	export PGDATABASE=simhash_bench
 }
 
@@ -210,15 +241,15 @@ fi
 # the same session settings for psql and pgbench, whichever server
 export PGOPTIONS="${PGOPTIONS:-} -c maintenance_work_mem=$MWM -c work_mem=$WORK_MEM -c synchronous_commit=off -c max_parallel_workers_per_gather=0 -c max_parallel_maintenance_workers=0 -c jit=off -c client_min_messages=warning"
 
-psql_b() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-psql_t() { psql -X -q -v ON_ERROR_STOP=1 -tA -F $'\t' "$@"; }
+psql_b() { "$PSQL" -X -q -v ON_ERROR_STOP=1 "$@"; }
+psql_t() { "$PSQL" -X -q -v ON_ERROR_STOP=1 -tA -F $'\t' "$@"; }
 
 if [ "$STARTED" = 1 ]; then
 	# our own database: the extension's objects must match the library loaded at start
 	psql_b -c "DROP EXTENSION IF EXISTS simhash CASCADE" >/dev/null
 fi
 psql_b -c "CREATE EXTENSION IF NOT EXISTS simhash" >/dev/null ||
-	die "CREATE EXTENSION simhash failed (is it installed? cd $ROOT && make && make install)"
+	die "CREATE EXTENSION simhash failed (is it installed in $PG_BINDIR/..? cd $ROOT && make PG_CONFIG=$PG_BINDIR/pg_config install)"
 PREWARM=1
 psql_b -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" >/dev/null 2>&1 || PREWARM=0
 S=$(psql_t -c "SELECT quote_ident(extnamespace::regnamespace::text) FROM pg_extension WHERE extname = 'simhash'")
@@ -231,20 +262,25 @@ log() { echo "[$(date '+%H:%M:%S')] $*" >&2; }
 # ---------------------------------------------------------------------------
 # environment
 # ---------------------------------------------------------------------------
-LIB="$(pg_config --pkglibdir 2>/dev/null || echo /nonexistent)/simhash.so"
-lib_id() { [ -f "$LIB" ] && echo "$(date -u -r "$LIB" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIB" | cut -c1-12)"; }
+# the library the server loads: its own PKGLIBDIR (pg_config() needs a superuser), else
+# $PG_BINDIR's pg_config
+PKGLIBDIR=$(psql_t -c "SELECT setting FROM pg_config() WHERE name = 'PKGLIBDIR'" 2>/dev/null ||
+	"$PG_BINDIR/pg_config" --pkglibdir 2>/dev/null || echo /nonexistent)
+LIB=$PKGLIBDIR/simhash.so
+lib_id() { [ -f "$LIB" ] && echo "$LIB, $(date -u -r "$LIB" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$LIB" | cut -c1-12)"; }
 LIB_BEFORE=$(lib_id || true)
 CPU=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//' || true)
 [ -n "$CPU" ] || CPU=$(uname -m)
 GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV="$GITREV+dirty(src)"; fi
 {
-	printf 'env\tcommand\t%s\n' "$(env | grep '^BENCH_' | sort | tr '\n' ' ')bench/index_bench.sh ${SIZES[*]}"
+	printf 'env\tcommand\t%s\n' "$( { env | grep -E '^(BENCH_|PG_BINDIR=)' | sort | tr '\n' ' '; } || true)bench/index_bench.sh ${SIZES[*]}"
 	printf 'env\tcpu\t%s (%s cpus visible), %s GiB RAM\n' "$CPU" "$(nproc 2>/dev/null || echo '?')" \
 		"$(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo 2>/dev/null || echo '?')"
 	printf 'env\tserver\t%s\n' "$(psql_t -c "SELECT version()")"
+	printf 'env\tbinaries\t%s (psql %s)\n' "$PG_BINDIR" "$PSQL"
 	printf 'env\tsimhash\textension %s, checkout %s\n' "$(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'")" "$GITREV"
-	printf 'env\tlibrary\t%s%s\n' "${LIB_BEFORE:-(not on this machine)}" "$( [ "$STARTED" = 1 ] && echo ", preloaded by the scratch server")"
+	printf 'env\tlibrary\t%s%s\n' "${LIB_BEFORE:-$LIB (not found)}" "$( [ "$STARTED" = 1 ] && echo ", preloaded by the scratch server")"
 	printf 'env\tsettings\t%s\n' "$(psql_t -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY o) FROM unnest(ARRAY['shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'checkpoint_timeout', 'synchronous_commit', 'wal_level', 'max_parallel_workers_per_gather', 'max_parallel_maintenance_workers', 'jit', 'autovacuum']) WITH ORDINALITY u(name, o)")"
 	printf 'env\tprewarm\t%s\n' "$PREWARM"
 	printf 'env\tfloor\t%s (%s)\n' "$FLOOR_CC" "$(cc --version 2>/dev/null | head -n1)"
@@ -254,6 +290,14 @@ if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV
 # ---------------------------------------------------------------------------
 # SQL pieces
 # ---------------------------------------------------------------------------
+# the variants run at radius r: the btree and GIN block alternatives only up to r = 7 (a
+# match differs from the query in at most r bits, so some one of the 4 blocks in at most
+# r / 4; the probes cover 0 (r <= 3) or 1 (r <= 7) bits of it; at r = 8 that would be 2, 137
+# values per block), above it the simhash index and the sequential scan (and the floor)
+variants() {	# r
+	if [ "$1" -le 7 ]; then echo simhash btree4 gin seqscan; else echo simhash seqscan; fi
+}
+
 # block j of fp (j = 0: the top 16 bits), as int8: the btree index expressions
 blk() {
 	case $1 in
@@ -412,7 +456,7 @@ measure_all() {	# ds n
 		echo "$MEASURE_FN"
 		for round in $(seq 1 "$PASSES"); do
 			for r in $RADII; do
-				for v in simhash btree4 gin seqscan; do
+				for v in $(variants "$r"); do
 					nq=$NQ; warmup=5
 					case $v in
 						simhash)
@@ -439,7 +483,7 @@ measure_all() {	# ds n
 	psql_t -f "$script" >"$out"
 	# the plans: each variant must use its own path
 	for r in $RADII; do
-		for v in simhash btree4 gin seqscan; do
+		for v in $(variants "$r"); do
 			case $v in
 				simhash) expect="${t}_simhash" ;;
 				seqscan) expect="Seq Scan on $t" ;;
@@ -652,6 +696,7 @@ for f in rows:
 
 VARIANTS = [("simhash", "simhash index"), ("btree4", "btree x4 blocks, OR"),
             ("gin", "GIN block keys"), ("seqscan", "seq scan")]
+BLOCK_MAX_R = 7     # the btree and GIN block alternatives run up to this radius (variants())
 
 def radii(ds, n):
     return sorted({k[2] for k in lat if k[0] == ds and k[1] == n})
@@ -749,6 +794,8 @@ def print_set(ds, n):
         for v, name in VARIANTS:
             st = stats(ds, n, r, v)
             if st is None:
+                if v in ("btree4", "gin") and r > BLOCK_MAX_R:
+                    print(f"{name:<20} | n/a (r > {BLOCK_MAX_R}: the block probes cover r / 4 <= 1 bit; not run)")
                 continue
             sp = f"{ratio(st['med'], base['med']):.1f}x" if v != "simhash" and base else ""
             fm, fx = floor_cells(ds, n, r) if v == "simhash" else ("", "")
@@ -880,6 +927,7 @@ if what == "header":
     print(f"  started:  {envs.get('started')}")
     print(f"  cpu:      {envs.get('cpu')}")
     print(f"  server:   {envs.get('server')}")
+    print(f"  binaries: {envs.get('binaries')}")
     print(f"  simhash:  {envs.get('simhash')}")
     print(f"  library:  {envs.get('library')}")
     print(f"  settings: {envs.get('settings')}")
