@@ -119,6 +119,8 @@
 #                              table whole would cost). BENCH_RADII="3 6" gives the run as it
 #                              was before 12 was added.
 #   BENCH_DATASETS="uniform skewed"
+#   BENCH_INDEX_WITH=          storage parameters of the simhash index the queries use (and of
+#                              its 1MB build), e.g. "blocks = 5"; the insert copies keep the defaults
 #   BENCH_INSERT_SECONDS=30    pgbench time per table (0: no insert test)
 #   BENCH_INSERT_CLIENTS=2     pgbench -c/-j
 #   BENCH_INSERT_ROWS=0        rows in each insert copy; 0: the whole table
@@ -138,6 +140,7 @@ NQ=${BENCH_QUERIES:-200}
 PASSES=${BENCH_PASSES:-3}
 SEQ_Q=${BENCH_SEQ_QUERIES:-}
 RADII=${BENCH_RADII:-3 6 12}
+INDEX_WITH=${BENCH_INDEX_WITH:+ WITH ($BENCH_INDEX_WITH)}
 DATASETS=${BENCH_DATASETS:-uniform skewed}
 INS_SECS=${BENCH_INSERT_SECONDS:-30}
 INS_CLIENTS=${BENCH_INSERT_CLIENTS:-2}
@@ -281,7 +284,8 @@ if [ -n "$(git -C "$ROOT" status --porcelain -- src 2>/dev/null)" ]; then GITREV
 	printf 'env\tbinaries\t%s (psql %s)\n' "$PG_BINDIR" "$PSQL"
 	printf 'env\tsimhash\textension %s, checkout %s\n' "$(psql_t -c "SELECT extversion FROM pg_extension WHERE extname = 'simhash'")" "$GITREV"
 	printf 'env\tlibrary\t%s%s\n' "${LIB_BEFORE:-$LIB (not found)}" "$( [ "$STARTED" = 1 ] && echo ", preloaded by the scratch server")"
-	printf 'env\tsettings\t%s\n' "$(psql_t -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY o) FROM unnest(ARRAY['shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_wal_size', 'checkpoint_timeout', 'synchronous_commit', 'wal_level', 'max_parallel_workers_per_gather', 'max_parallel_maintenance_workers', 'jit', 'autovacuum']) WITH ORDINALITY u(name, o)")"
+	printf 'env\tsettings\t%s\n' "$(psql_t -c "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY o) FROM unnest(ARRAY['shared_buffers', 'maintenance_work_mem', 'work_mem', 'random_page_cost', 'max_wal_size', 'checkpoint_timeout', 'synchronous_commit', 'wal_level', 'max_parallel_workers_per_gather', 'max_parallel_maintenance_workers', 'jit', 'autovacuum']) WITH ORDINALITY u(name, o)")"
+	printf 'env\tindex\t%s\n' "USING simhash (fp)${INDEX_WITH:- (default storage parameters)}"
 	printf 'env\tprewarm\t%s\n' "$PREWARM"
 	printf 'env\tfloor\t%s (%s)\n' "$FLOOR_CC" "$(cc --version 2>/dev/null | head -n1)"
 	printf 'env\tstarted\t%s, load average %s\n' "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
@@ -412,12 +416,12 @@ build_indexes() {	# ds n
 	printf 'build\t%s\t%s\tbtree_fp\t%s\n' "$ds" "$n" "$out" >>"$RES"
 	psql_b -c "DROP INDEX ${t}_fp"
 	log "$ds $n: simhash index"
-	out=$(timed_build "${t}_simhash" "CREATE INDEX ${t}_simhash ON $t USING simhash (fp)")
+	out=$(timed_build "${t}_simhash" "CREATE INDEX ${t}_simhash ON $t USING simhash (fp)$INDEX_WITH")
 	printf 'build\t%s\t%s\tsimhash\t%s\n' "$ds" "$n" "$out" >>"$RES"
 	# the same beyond memory: sorted through tuplesort's temporary files, the index
 	# itself written once (size and WAL as with ample memory)
 	log "$ds $n: simhash index, maintenance_work_mem = 1MB"
-	out=$(timed_build "${t}_simhash_1mb" "SET maintenance_work_mem = '1MB'; CREATE INDEX ${t}_simhash_1mb ON $t USING simhash (fp)")
+	out=$(timed_build "${t}_simhash_1mb" "SET maintenance_work_mem = '1MB'; CREATE INDEX ${t}_simhash_1mb ON $t USING simhash (fp)$INDEX_WITH")
 	printf 'build\t%s\t%s\tsimhash_1mb\t%s\n' "$ds" "$n" "$out" >>"$RES"
 	psql_b -c "DROP INDEX ${t}_simhash_1mb"
 	log "$ds $n: four btree block indexes"
@@ -931,6 +935,7 @@ if what == "header":
     print(f"  simhash:  {envs.get('simhash')}")
     print(f"  library:  {envs.get('library')}")
     print(f"  settings: {envs.get('settings')}")
+    print(f"  index:    {envs.get('index')}")
     print("  method:   latency from clock_timestamp() around EXECUTE in a plpgsql loop (planning included),")
     print(f"            fastest of {env['BENCH_PASSES']} runs per query, each run in its own round over all variants;")
     print("            all queries of a data set in one session (a new backend pays a page fault on its first")
