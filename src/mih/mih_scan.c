@@ -225,6 +225,9 @@ start_scan(Relation index, MihScanOpaque so)
 								  &seq_page_cost);
 		mih_search_cost(meta, so->r, random_page_cost, seq_page_cost, &cost);
 		so->fullscan = cost.fullscan;
+		/* what TAP 028 reads to see the choice follow the costs */
+		elog(DEBUG2, "simhash radius search, radius %d: %s (probing costs %.2f, reading table 0 %.2f)",
+			 so->r, so->fullscan ? "reads table 0 whole" : "probes", cost.probe_cost, cost.full_cost);
 	}
 	UnlockReleaseBuffer(metabuf);
 
