@@ -11,7 +11,7 @@
 # Data: ROWS documents of 150 words (about 1 kB) drawn from 5,000 pseudo-words; 10% of them are
 # copies of another document with 3 of the 150 words replaced (Jaccard of word pairs about
 # 0.92, of word 5-grams about 0.85), fingerprinted with minhash(body). Then examples/dedup.sql in
-# report mode at radius 8 (report_rows=0: the summary line, not the list of every row),
+# report mode at radius 8 (DVB_RADIUS; report_rows=0: the summary line, not the list of every row),
 # without and with verify_column=body (threshold 0.5: the groups formed on verified pairs), each
 # timed end to end by psql, and the candidates and rejections the summary line reports; the
 # same for examples/dedup_pairs.sql unless DVB_PAIRS=0; then, as the baseline of the same run,
@@ -25,13 +25,17 @@
 # timed one by one in the server (clock_timestamp around each, the sketch of $1 included):
 # median and 95th percentile in ms, and the rows found.
 #
-# Settings (environment): DVB_PAIRS=0 skips dedup_pairs.sql; DVB_SCRIPTS=0 skips the removal
-# scripts and the verification baseline (the search alone); DVB_INDEX_WITH="blocks = 5" gives the
+# Settings (environment): DVB_RADIUS=12 runs the scripts at radius 12 (the operating point README
+# recommends for minhash with verification; the baseline's grouping stays at 8); DVB_PAIRS=0 skips dedup_pairs.sql; DVB_SCRIPTS=0 skips the removal
+# scripts and the verification baseline (the search alone), DVB_SCRIPTS=pairs runs only dedup_pairs.sql
+# with verification (the removal path that scales) and the search; DVB_INDEX_WITH="blocks = 5" gives the
 # search's index storage parameters; session settings (random_page_cost, ...) go in PGOPTIONS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROWS=${1:-1000000}
+RADIUS=${DVB_RADIUS:-8}
+[[ "$RADIUS" =~ ^[0-9]+$ ]] && [ "$RADIUS" -le 64 ] || { echo "DVB_RADIUS must be 0..64" >&2; exit 2; }
 [[ "$ROWS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [ROWS]" >&2; exit 2; }
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 
@@ -71,23 +75,26 @@ run() {	# label, script, extra psql variables...
 	shift 2
 	t0=$(date +%s.%N)
 	out=$(PGOPTIONS="${PGOPTIONS:-} -c simhash.progress_interval=0 -c maintenance_work_mem=3GB" \
-		psql -X -q -v table=dvb_docs -v radius=8 -v action=report -v report_rows=0 "$@" -f "$ROOT/examples/$script" 2>&1 >/dev/null)
+		psql -X -q -v table=dvb_docs -v radius="$RADIUS" -v action=report -v report_rows=0 "$@" -f "$ROOT/examples/$script" 2>&1 >/dev/null)
 	t1=$(date +%s.%N)
-	printf '%-28s %8.1f s   %s\n' "$label" "$(echo "$t1 - $t0" | bc)" \
+	printf '%-28s %8.1f s (%.1f us a row)   %s\n' "$label" "$(echo "$t1 - $t0" | bc)" "$(echo "($t1 - $t0) * 1000000 / $ROWS" | bc -l)" \
 		"$(echo "$out" | grep -o 'holding [0-9]* duplicates\?\|[0-9]* candidates\? below it left alone' | tr '\n' ' ')"
 }
-if [ "${DVB_SCRIPTS:-1}" != 0 ]; then
+SCRIPTS=${DVB_SCRIPTS:-1}
+if [ "$SCRIPTS" = 1 ]; then
 run "dedup.sql" dedup.sql
 run "dedup.sql, verify_column" dedup.sql -v verify_column=body -v verify_threshold=0.5
 fi
-if [ "${DVB_SCRIPTS:-1}" != 0 ] && [ "${DVB_PAIRS:-1}" != 0 ]; then
+if [ "$SCRIPTS" = 1 ] && [ "${DVB_PAIRS:-1}" != 0 ]; then
 	run "dedup_pairs.sql" dedup_pairs.sql
+fi
+if [ "$SCRIPTS" = pairs ] || { [ "$SCRIPTS" = 1 ] && [ "${DVB_PAIRS:-1}" != 0 ]; }; then
 	run "dedup_pairs.sql, verify_column" dedup_pairs.sql -v verify_column=body -v verify_threshold=0.5
 fi
 # the baseline: verification after grouping, as the scripts did it before: each candidate row of
 # the unverified groups against its kept row
-[ "${DVB_SCRIPTS:-1}" != 0 ] && echo "verification after grouping (the scripts before groups formed on verified pairs), alone:"
-[ "${DVB_SCRIPTS:-1}" != 0 ] && "${PSQL[@]}" <<'SQL'
+[ "$SCRIPTS" = 1 ] && echo "verification after grouping (the scripts before groups formed on verified pairs), alone:"
+[ "$SCRIPTS" = 1 ] && "${PSQL[@]}" <<'SQL'
 SET simhash.progress_interval = 0;
 SET maintenance_work_mem = '1GB';
 CREATE TEMP TABLE dvb_cand AS
