@@ -784,22 +784,17 @@ band_cleaf(MihKnn *k, Relation index, BlockNumber blk, Page page, uint64 *pos, B
 	MihCLeaf	c;
 	uint64		mask = k->masks[0];
 	uint64		qrem;
-	uint64		prev = 0;
 
 	mih_cleaf_open(index, blk, page, mask, &c);
 	qrem = mih_bits_gather(c.bm, k->q);
 	for (int g = 0; g < c.ngroups; g++)
 	{
-		uint64		key = mih_cleaf_key(&c, g);
-		int			start = mih_cleaf_start(&c, g);
-		int			end = mih_cleaf_start(&c, g + 1);
+		int			start;
+		int			end;
+		uint64		key = mih_cleaf_group(index, blk, &c, g, mask, &start, &end);
 		int			dk = sh_popcount64((key ^ k->q) & mask);
 		const char *p;
 
-		if (start >= end || end > c.n || (key & ~mask) != 0 ||
-			(g > 0 && key <= prev) || (g == 0 && start != 0))
-			mih_cleaf_corrupt(index, blk, "a group directory out of order");
-		prev = key;
 		p = c.entries + start * c.width;
 		for (int i = start; i < end; i++, p += c.width, (*pos)++)
 		{

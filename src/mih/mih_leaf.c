@@ -159,13 +159,10 @@ mih_leaf_entries(Relation index, BlockNumber blk, Page page, uint64 mask,
 	mih_cleaf_open(index, blk, page, mask, &c);
 	for (int g = 0; g < c.ngroups; g++)
 	{
-		uint64		key = mih_cleaf_key(&c, g);
-		int			end = mih_cleaf_start(&c, g + 1);
-		int			start = mih_cleaf_start(&c, g);
+		int			start;
+		int			end;
+		uint64		key = mih_cleaf_group(index, blk, &c, g, mask, &start, &end);
 
-		if (start >= end || end > c.n || (key & ~mask) != 0 ||
-			(g > 0 && key <= mih_cleaf_key(&c, g - 1)) || (g == 0 && start != 0))
-			mih_cleaf_corrupt(index, blk, "a group directory out of order");
 		for (int i = start; i < end; i++)
 			mih_cleaf_decode(&c, i, key, &scratch[i]);
 	}

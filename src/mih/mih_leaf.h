@@ -174,6 +174,8 @@ mih_cleaf_tidval(const MihCLeaf *c, int i)
 #define MIH_CLEAF_DEAD	1
 #define MIH_CLEAF_NULL	2
 
+SH_NORETURN_BEGIN extern void mih_cleaf_corrupt(Relation index, BlockNumber blk, const char *what) SH_NORETURN_END;
+
 /* The first group whose value is >= v (ngroups if none). */
 static inline int
 mih_cleaf_lower_bound(const MihCLeaf *c, int from, uint64 v)
@@ -193,6 +195,27 @@ mih_cleaf_lower_bound(const MihCLeaf *c, int from, uint64 v)
 	return lo;
 }
 
+/*
+ * Group g's block value, and its entries [*start, *end). Every reader of a
+ * compact leaf checks the group directory here, so a damaged page is
+ * reported (values ascending and within the mask, the first group starting
+ * at entry 0, every group non-empty and within the entries), never read past
+ * its entries.
+ */
+static inline uint64
+mih_cleaf_group(Relation index, BlockNumber blk, const MihCLeaf *c, int g, uint64 mask,
+				int *start, int *end)
+{
+	uint64		key = mih_cleaf_key(c, g);
+
+	*start = mih_cleaf_start(c, g);
+	*end = mih_cleaf_start(c, g + 1);
+	if (*start >= *end || *end > c->n || (key & ~mask) != 0 ||
+		(g > 0 && key <= mih_cleaf_key(c, g - 1)) || (g == 0 && *start != 0))
+		mih_cleaf_corrupt(index, blk, "a group directory out of order");
+	return key;
+}
+
 /* Entry i (of the group whose value is key) as a plain entry. */
 static inline void
 mih_cleaf_decode(const MihCLeaf *c, int i, uint64 key, MihEntry *out)
@@ -210,7 +233,6 @@ mih_cleaf_decode(const MihCLeaf *c, int i, uint64 key, MihEntry *out)
 
 extern void mih_cleaf_open(Relation index, BlockNumber blk, Page page, uint64 mask,
 						   MihCLeaf *c);
-SH_NORETURN_BEGIN extern void mih_cleaf_corrupt(Relation index, BlockNumber blk, const char *what) SH_NORETURN_END;
 extern int	mih_leaf_nitems(Page page);
 extern const MihEntry *mih_leaf_entries(Relation index, BlockNumber blk, Page page,
 										uint64 mask, MihEntry *scratch, int *n);

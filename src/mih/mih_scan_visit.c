@@ -174,7 +174,7 @@ after_leaf(MihScanOpaque so, MihLeafStep step, BlockNumber next)
  * only a match is decoded (its flags checked after the distance, which
  * rarely passes). Decoding every entry first (mih_leaf_entries: eight table
  * lookups a fingerprint) was 83% of a radius-12 search at 1M rows.
- * The group directory is checked as mih_leaf_entries checks it.
+ * The group directory is checked by mih_cleaf_group, as every reader checks it.
  */
 static void
 visit_cleaf_full(Relation index, MihScanOpaque so, BlockNumber blk, const MihCLeaf *c,
@@ -183,20 +183,15 @@ visit_cleaf_full(Relation index, MihScanOpaque so, BlockNumber blk, const MihCLe
 	SimHash		q = so->centers[0];
 	int			r = so->radii[0];
 	uint64		qrem = mih_bits_gather(c->bm, q);
-	uint64		prev = 0;
 
 	for (int g = 0; g < c->ngroups; g++)
 	{
-		uint64		key = mih_cleaf_key(c, g);
-		int			start = mih_cleaf_start(c, g);
-		int			end = mih_cleaf_start(c, g + 1);
+		int			start;
+		int			end;
+		uint64		key = mih_cleaf_group(index, blk, c, g, mask, &start, &end);
 		int			left;
 		const char *p;
 
-		if (start >= end || end > c->n || (key & ~mask) != 0 ||
-			(g > 0 && key <= prev) || (g == 0 && start != 0))
-			mih_cleaf_corrupt(index, blk, "a group directory out of order");
-		prev = key;
 		left = r - sh_popcount64((key ^ q) & mask);
 		if (left < 0)
 			continue;
