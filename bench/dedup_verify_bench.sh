@@ -28,7 +28,9 @@
 # Settings (environment): DVB_RADIUS=12 runs the scripts at radius 12 (the operating point README
 # recommends for minhash with verification; the baseline's grouping stays at 8); DVB_PAIRS=0 skips dedup_pairs.sql; DVB_SCRIPTS=0 skips the removal
 # scripts and the verification baseline (the search alone), DVB_SCRIPTS=pairs runs only dedup_pairs.sql
-# with verification (the removal path that scales) and the search; DVB_INDEX_WITH="blocks = 5" gives the
+# (the removal path that scales), without and then with verification, so that finding the candidates
+# and verifying them are timed apart, and the search; DVB_SEARCH=0 skips the search; DVB_BLOCKS=m gives dedup_pairs.sql its
+# blocks (default: the script's own choice); DVB_INDEX_WITH="blocks = 5" gives the
 # search's index storage parameters; session settings (random_page_cost, ...) go in PGOPTIONS.
 set -euo pipefail
 
@@ -78,18 +80,18 @@ run() {	# label, script, extra psql variables...
 		psql -X -q -v table=dvb_docs -v radius="$RADIUS" -v action=report -v report_rows=0 "$@" -f "$ROOT/examples/$script" 2>&1 >/dev/null)
 	t1=$(date +%s.%N)
 	printf '%-28s %8.1f s (%.1f us a row)   %s\n' "$label" "$(echo "$t1 - $t0" | bc)" "$(echo "($t1 - $t0) * 1000000 / $ROWS" | bc -l)" \
-		"$(echo "$out" | grep -o 'holding [0-9]* duplicates\?\|[0-9]* candidates\? below it left alone' | tr '\n' ' ')"
+		"$(echo "$out" | grep -o 'holding [0-9]* duplicates\?\|[0-9]* candidates\? below it left alone\|[0-9]* blocks\? ([0-9]* keys\? each), [0-9]* pairs\?' | tr '\n' ' ')"
 }
 SCRIPTS=${DVB_SCRIPTS:-1}
 if [ "$SCRIPTS" = 1 ]; then
 run "dedup.sql" dedup.sql
 run "dedup.sql, verify_column" dedup.sql -v verify_column=body -v verify_threshold=0.5
 fi
-if [ "$SCRIPTS" = 1 ] && [ "${DVB_PAIRS:-1}" != 0 ]; then
-	run "dedup_pairs.sql" dedup_pairs.sql
+if { [ "$SCRIPTS" = 1 ] && [ "${DVB_PAIRS:-1}" != 0 ]; } || [ "$SCRIPTS" = pairs ]; then
+	run "dedup_pairs.sql" dedup_pairs.sql ${DVB_BLOCKS:+-v blocks="$DVB_BLOCKS"}
 fi
 if [ "$SCRIPTS" = pairs ] || { [ "$SCRIPTS" = 1 ] && [ "${DVB_PAIRS:-1}" != 0 ]; }; then
-	run "dedup_pairs.sql, verify_column" dedup_pairs.sql -v verify_column=body -v verify_threshold=0.5
+	run "dedup_pairs.sql, verify_column" dedup_pairs.sql -v verify_column=body -v verify_threshold=0.5 ${DVB_BLOCKS:+-v blocks="$DVB_BLOCKS"}
 fi
 # the baseline: verification after grouping, as the scripts did it before: each candidate row of
 # the unverified groups against its kept row
@@ -106,6 +108,7 @@ FROM dvb_cand c JOIN dvb_docs a ON a.id = c.id JOIN dvb_docs b ON b.id = c.rep;
 SQL
 
 # the search by text, through the index, without and with verification
+[ "${DVB_SEARCH:-1}" = 0 ] && exit 0
 "${PSQL[@]}" <<SQL
 SET client_min_messages = warning;
 CREATE INDEX dvb_fp ON dvb_docs USING simhash (fp)${DVB_INDEX_WITH:+ WITH ($DVB_INDEX_WITH)};
