@@ -30,7 +30,7 @@
 # scripts and the verification baseline (the search alone), DVB_SCRIPTS=pairs runs only dedup_pairs.sql
 # (the removal path that scales), without and then with verification, so that finding the candidates
 # and verifying them are timed apart, and the search; DVB_SEARCH=0 skips the search; DVB_BLOCKS=m gives dedup_pairs.sql its
-# blocks (default: the script's own choice); DVB_INDEX_WITH="blocks = 5" gives the
+# blocks (default: the script's own choice); DVB_KEEP_TABLE=1 keeps dvb_docs at exit; DVB_INDEX_WITH="blocks = 5" gives the
 # search's index storage parameters; session settings (random_page_cost, ...) go in PGOPTIONS.
 set -euo pipefail
 
@@ -41,7 +41,7 @@ RADIUS=${DVB_RADIUS:-8}
 [[ "$ROWS" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [ROWS]" >&2; exit 2; }
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 
-cleanup() { "${PSQL[@]}" -c "DROP TABLE IF EXISTS dvb_docs" >/dev/null 2>&1 || true; }
+cleanup() { [ "${DVB_KEEP_TABLE:-0}" = 1 ] || "${PSQL[@]}" -c "DROP TABLE IF EXISTS dvb_docs" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
 echo "== dedup_verify_bench: $ROWS rows; server: $("${PSQL[@]}" -tAc "SELECT version()" | cut -d, -f1)"
